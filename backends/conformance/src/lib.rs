@@ -1,0 +1,422 @@
+//! The backend conformance kit.
+//!
+//! Every backend primitive is checked against an independent reference (a naive sum for
+//! small MSMs, bellperson 0.27's CPU multiexp and FFT otherwise) on edge inputs — sizes 0,
+//! 1, 2, 2^k-1, 2^k, 2^k+1; all-zero scalars; scalar one everywhere; scalars near the
+//! modulus; identity and repeated bases — and on random inputs from a printed seed.
+//! Inputs a backend must refuse (unequal lengths, non-power-of-two NTTs) must come back
+//! as [`ErrorKind::INVALID_INPUT`] errors, not panics or results.
+//!
+//! Use it through `bellhop conformance <plugin>`, or stamp it into a backend's own test
+//! suite with [`conformance_tests!`].
+
+mod inputs;
+pub mod reference;
+
+use std::{fmt, time::Instant};
+
+use bellhop_plugin_api::{
+    backend::{Backend, NttDirection},
+    cast, cast_slice, cast_slice_mut, ErrorKind, PluginError,
+};
+use blstrs::{G1Affine, G2Affine, Scalar};
+use group::prime::PrimeCurveAffine;
+use inputs::{BaseClass, Inputs, ScalarClass};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// A group of checks, one per primitive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Suite {
+    /// `msm_g1`.
+    MsmG1,
+    /// `msm_g2`.
+    MsmG2,
+    /// `ntt` in all four directions.
+    Ntt,
+    /// `compute_h`.
+    ComputeH,
+}
+
+impl Suite {
+    /// All suites, in the order `run` uses.
+    pub const ALL: [Suite; 4] = [Suite::MsmG1, Suite::MsmG2, Suite::Ntt, Suite::ComputeH];
+}
+
+/// The result of one check.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    /// The primitive, e.g. `msm_g1` or `ntt coset-inverse`.
+    pub primitive: String,
+    /// The input class, e.g. `scalars near the modulus`.
+    pub input: String,
+    /// The input length.
+    pub size: usize,
+    /// `None` on a pass; otherwise the first divergence.
+    pub failure: Option<String>,
+    /// Wall time of the backend call, in milliseconds.
+    pub millis: f64,
+}
+
+/// The results of a run, with the seed that reproduces it.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The seed of the random inputs (`BELLHOP_SEED` reproduces the run).
+    pub seed: u64,
+    /// One entry per check, in order.
+    pub results: Vec<CaseResult>,
+}
+
+impl Report {
+    /// Whether every check passed.
+    pub fn passed(&self) -> bool {
+        self.results.iter().all(|r| r.failure.is_none())
+    }
+
+    /// The first failing check.
+    pub fn first_failure(&self) -> Option<&CaseResult> {
+        self.results.iter().find(|r| r.failure.is_some())
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "conformance seed {} (set BELLHOP_SEED={} to reproduce)",
+            self.seed, self.seed
+        )?;
+        writeln!(
+            f,
+            "{:<22} {:<32} {:>7}  {:<6} {:>9}",
+            "primitive", "input", "size", "result", "ms"
+        )?;
+        for r in &self.results {
+            let verdict = if r.failure.is_some() { "FAIL" } else { "pass" };
+            writeln!(
+                f,
+                "{:<22} {:<32} {:>7}  {:<6} {:>9.2}",
+                r.primitive, r.input, r.size, verdict, r.millis
+            )?;
+        }
+        let failed = self.results.iter().filter(|r| r.failure.is_some()).count();
+        writeln!(
+            f,
+            "{} passed, {} failed",
+            self.results.len() - failed,
+            failed
+        )?;
+        if let Some(first) = self.first_failure() {
+            let why = first.failure.as_deref().unwrap_or_default();
+            writeln!(
+                f,
+                "first divergence: {} / {} / size {}: {why}",
+                first.primitive, first.input, first.size
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The seed from `BELLHOP_SEED`, or a fresh one.
+pub fn seed_from_env() -> u64 {
+    std::env::var("BELLHOP_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(rand::random)
+}
+
+/// Runs every suite against `backend`.
+pub fn run(backend: &dyn Backend, seed: u64) -> Report {
+    let mut results = Vec::new();
+    for suite in Suite::ALL {
+        results.extend(run_suite(backend, suite, seed).results);
+    }
+    Report { seed, results }
+}
+
+/// Runs one suite against `backend`.
+pub fn run_suite(backend: &dyn Backend, suite: Suite, seed: u64) -> Report {
+    let mut checker = Checker {
+        backend,
+        inputs: Inputs::new(ChaCha8Rng::seed_from_u64(seed)),
+        results: Vec::new(),
+    };
+    match suite {
+        Suite::MsmG1 => checker.msm::<G1Affine>("msm_g1", |b, bases, s| {
+            b.msm_g1(cast_slice(bases), s).map(cast)
+        }),
+        Suite::MsmG2 => checker.msm::<G2Affine>("msm_g2", |b, bases, s| {
+            b.msm_g2(cast_slice(bases), s).map(cast)
+        }),
+        Suite::Ntt => checker.ntt(),
+        Suite::ComputeH => checker.compute_h(),
+    }
+    Report {
+        seed,
+        results: checker.results,
+    }
+}
+
+/// Runs `suite` and panics with the report if anything failed; for backends' test suites.
+pub fn assert_suite(backend: &dyn Backend, suite: Suite) {
+    let report = run_suite(backend, suite, seed_from_env());
+    println!("{report}");
+    assert!(report.passed(), "{suite:?} conformance failed:\n{report}");
+}
+
+/// Stamps one `#[test]` per [`Suite`] into the calling module for the backend `$make`
+/// evaluates to (any `bellhop_plugin_api::backend::Backend`).
+#[macro_export]
+macro_rules! conformance_tests {
+    ($make:expr) => {
+        mod conformance {
+            use super::*;
+
+            #[test]
+            fn msm_g1() {
+                $crate::assert_suite(&$make, $crate::Suite::MsmG1);
+            }
+
+            #[test]
+            fn msm_g2() {
+                $crate::assert_suite(&$make, $crate::Suite::MsmG2);
+            }
+
+            #[test]
+            fn ntt() {
+                $crate::assert_suite(&$make, $crate::Suite::Ntt);
+            }
+
+            #[test]
+            fn compute_h() {
+                $crate::assert_suite(&$make, $crate::Suite::ComputeH);
+            }
+        }
+    };
+}
+
+/// MSM sizes: 0, 1, 2 and 2^k-1, 2^k, 2^k+1 around a small k and around the CPU
+/// backend's chunk size.
+const MSM_SIZES: [usize; 9] = [0, 1, 2, 15, 16, 17, 2047, 2048, 2049];
+/// Sizes at which each non-random input class is checked.
+const MSM_CLASS_SIZES: [usize; 3] = [1, 17, 2049];
+/// NTT sizes that must work.
+const NTT_SIZES: [usize; 6] = [1, 2, 4, 16, 1024, 4096];
+/// NTT sizes that must be refused.
+const NTT_BAD_SIZES: [usize; 4] = [0, 3, 1023, 1025];
+/// NTT directions, with the names the report shows.
+const DIRECTIONS: [(NttDirection, &str); 4] = [
+    (NttDirection::Forward, "forward"),
+    (NttDirection::Inverse, "inverse"),
+    (NttDirection::CosetForward, "coset-forward"),
+    (NttDirection::CosetInverse, "coset-inverse"),
+];
+/// Largest MSM checked against the naive sum; larger ones use bellperson's multiexp,
+/// except those with identity bases, which it refuses.
+const NAIVE_LIMIT: usize = 64;
+
+struct Checker<'a> {
+    backend: &'a dyn Backend,
+    inputs: Inputs,
+    results: Vec<CaseResult>,
+}
+
+impl Checker<'_> {
+    fn record(
+        &mut self,
+        primitive: &str,
+        input: &str,
+        size: usize,
+        millis: f64,
+        failure: Option<String>,
+    ) {
+        self.results.push(CaseResult {
+            primitive: primitive.into(),
+            input: input.into(),
+            size,
+            failure,
+            millis,
+        });
+    }
+
+    fn msm<G>(
+        &mut self,
+        name: &str,
+        call: impl Fn(
+            &dyn Backend,
+            &[G],
+            &[bellhop_plugin_api::types::Fr],
+        ) -> Result<G::Curve, PluginError>,
+    ) where
+        G: PrimeCurveAffine<Scalar = Scalar> + Send + Sync,
+        G::Curve: fmt::Debug,
+    {
+        let max = MSM_SIZES.iter().max().copied().unwrap_or(0);
+        let random_bases: Vec<G> = self.inputs.bases(BaseClass::Random, max);
+        let mut cases: Vec<(ScalarClass, BaseClass, usize)> = MSM_SIZES
+            .iter()
+            .map(|&n| (ScalarClass::Random, BaseClass::Random, n))
+            .collect();
+        for &n in &MSM_CLASS_SIZES {
+            for class in [
+                ScalarClass::Zero,
+                ScalarClass::One,
+                ScalarClass::NearModulus,
+            ] {
+                cases.push((class, BaseClass::Random, n));
+            }
+            cases.push((ScalarClass::Random, BaseClass::WithIdentities, n));
+            cases.push((ScalarClass::Random, BaseClass::Repeated, n.max(2)));
+        }
+        for (scalar_class, base_class, n) in cases {
+            let scalars = self.inputs.scalars(scalar_class, n);
+            let bases: Vec<G> = match base_class {
+                BaseClass::Random => random_bases[..n].to_vec(),
+                other => self.inputs.bases(other, n),
+            };
+            // bellperson's multiexp refuses identity bases ("an identity element in the CRS").
+            let expected = if n <= NAIVE_LIMIT || base_class == BaseClass::WithIdentities {
+                reference::naive_msm(&bases, &scalars)
+            } else {
+                reference::bellperson_msm(&bases, &scalars)
+            };
+            let start = Instant::now();
+            let got = call(self.backend, &bases, cast_slice(&scalars));
+            let millis = start.elapsed().as_secs_f64() * 1e3;
+            let failure = match got {
+                Ok(got) if got == expected => None,
+                Ok(got) => Some(format!("got {got:?}, expected {expected:?}")),
+                Err(e) => Some(format!("returned an error: {e}")),
+            };
+            let input = format!("{}, {}", scalar_class.name(), base_class.name());
+            self.record(name, &input, n, millis, failure);
+        }
+
+        // Unequal lengths must be refused.
+        let scalars = self.inputs.scalars(ScalarClass::Random, 3);
+        let result = call(self.backend, &random_bases[..2], cast_slice(&scalars));
+        self.record(
+            name,
+            "2 bases, 3 scalars (refuse)",
+            2,
+            0.0,
+            expect_invalid_input(result.map(|_| ())),
+        );
+    }
+
+    fn ntt(&mut self) {
+        for (direction, dir_name) in DIRECTIONS {
+            let primitive = format!("ntt {dir_name}");
+            for n in NTT_SIZES {
+                for class in [
+                    ScalarClass::Random,
+                    ScalarClass::Zero,
+                    ScalarClass::One,
+                    ScalarClass::NearModulus,
+                ] {
+                    if class != ScalarClass::Random && n != 1024 {
+                        continue;
+                    }
+                    let input = self.inputs.scalars(class, n);
+                    let expected = reference::bellperson_ntt(&input, direction);
+                    let mut got = input.clone();
+                    let start = Instant::now();
+                    let result = self.backend.ntt(cast_slice_mut(&mut got), direction);
+                    let millis = start.elapsed().as_secs_f64() * 1e3;
+                    let failure = match result {
+                        Ok(()) => first_divergence(&got, &expected),
+                        Err(e) => Some(format!("returned an error: {e}")),
+                    };
+                    self.record(&primitive, class.name(), n, millis, failure);
+                }
+            }
+            for n in NTT_BAD_SIZES {
+                let mut values = self.inputs.scalars(ScalarClass::Random, n);
+                let result = self.backend.ntt(cast_slice_mut(&mut values), direction);
+                self.record(
+                    &primitive,
+                    "not a power of two (refuse)",
+                    n,
+                    0.0,
+                    expect_invalid_input(result),
+                );
+            }
+        }
+    }
+
+    fn compute_h(&mut self) {
+        for log_n in [0u32, 1, 2, 10, 12] {
+            let n = 1usize << log_n;
+            let (a, b, c) = (
+                self.inputs.scalars(ScalarClass::Random, n),
+                self.inputs.scalars(ScalarClass::Random, n),
+                self.inputs.scalars(ScalarClass::Random, n),
+            );
+            let expected = reference::bellperson_h(&a, &b, &c);
+            let (mut ga, mut gb, mut gc) = (a.clone(), b.clone(), c.clone());
+            let start = Instant::now();
+            let result = self.backend.compute_h(
+                cast_slice_mut(&mut ga),
+                cast_slice_mut(&mut gb),
+                cast_slice_mut(&mut gc),
+            );
+            let millis = start.elapsed().as_secs_f64() * 1e3;
+            let failure = match result {
+                Ok(_) => first_divergence(&ga[..n - 1], &expected),
+                Err(e) => Some(format!("returned an error: {e}")),
+            };
+            self.record("compute_h", "random a, b, c", n, millis, failure);
+        }
+        for (lengths, input) in [
+            ([8, 8, 4], "lengths 8, 8, 4 (refuse)"),
+            ([12, 12, 12], "not a power of two (refuse)"),
+        ] {
+            let [mut a, mut b, mut c] =
+                lengths.map(|n| self.inputs.scalars(ScalarClass::Random, n));
+            let result = self.backend.compute_h(
+                cast_slice_mut(&mut a),
+                cast_slice_mut(&mut b),
+                cast_slice_mut(&mut c),
+            );
+            self.record(
+                "compute_h",
+                input,
+                lengths[0],
+                0.0,
+                expect_invalid_input(result.map(|_| ())),
+            );
+        }
+    }
+}
+
+/// `None` if equal, else where and how they first differ.
+fn first_divergence(got: &[Scalar], expected: &[Scalar]) -> Option<String> {
+    if got.len() != expected.len() {
+        return Some(format!(
+            "length {} instead of {}",
+            got.len(),
+            expected.len()
+        ));
+    }
+    got.iter().zip(expected).position(|(g, e)| g != e).map(|i| {
+        let count = got.iter().zip(expected).filter(|(g, e)| g != e).count();
+        format!(
+            "index {i} of {} ({count} differ): got {:?}, expected {:?}",
+            got.len(),
+            got[i],
+            expected[i]
+        )
+    })
+}
+
+fn expect_invalid_input(result: Result<(), PluginError>) -> Option<String> {
+    match result {
+        Err(e) if e.kind == ErrorKind::INVALID_INPUT => None,
+        Err(e) => Some(format!(
+            "refused, but as `{}` instead of invalid input: {e}",
+            e.kind.name()
+        )),
+        Ok(()) => Some("accepted input it must refuse".into()),
+    }
+}

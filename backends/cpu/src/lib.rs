@@ -1,0 +1,196 @@
+//! Bellhop's CPU backend.
+//!
+//! - MSM on G1 and G2: blst's Pippenger (the same core blstrs uses), one run per chunk of
+//!   points on this backend's own rayon pool, summed.
+//! - NTTs over Fr: an in-place radix-2 transform with cached twiddle tables, parallel
+//!   across blocks or, in the last stages, within them.
+//! - `compute_h`: the whole FFT part of Groth16 with the scalings fused into single passes.
+//!
+//! The host embeds it as the default backend; `plugin/` exports it as a `cdylib`.
+
+mod msm;
+mod ntt;
+
+use bellhop_plugin_api::{
+    backend::{Backend, BackendPlugin, NttDirection},
+    cast, cast_slice, cast_slice_mut,
+    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
+    Capabilities, Description, DeviceInfo, ErrorKind, OpenRequest, PhaseTiming, PluginError,
+};
+use blstrs::Scalar;
+
+/// An opened CPU backend: a sized thread pool and the twiddle cache.
+pub struct CpuBackend {
+    pool: rayon::ThreadPool,
+    twiddles: ntt::Twiddles,
+}
+
+impl CpuBackend {
+    /// Opens the backend on `threads` worker threads (0: one per core).
+    pub fn new(threads: usize) -> Result<Self, PluginError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("bellhop-cpu-{i}"))
+            .build()
+            .map_err(|e| {
+                PluginError::new(
+                    ErrorKind::INTERNAL,
+                    format!("cannot start the thread pool: {e}"),
+                )
+            })?;
+        Ok(Self {
+            pool,
+            twiddles: ntt::Twiddles::default(),
+        })
+    }
+
+    fn chunks(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+}
+
+fn check_lengths(call: &str, bases: usize, scalars: usize) -> Result<(), PluginError> {
+    if bases == scalars {
+        Ok(())
+    } else {
+        Err(PluginError::invalid_input(format!(
+            "{call}: {bases} bases but {scalars} scalars; the lengths must be equal"
+        )))
+    }
+}
+
+impl Backend for CpuBackend {
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
+        check_lengths("msm_g1", bases.len(), scalars.len())?;
+        let sum = self
+            .pool
+            .install(|| msm::msm::<msm::G1>(cast_slice(bases), scalars, self.chunks()));
+        Ok(cast(sum))
+    }
+
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
+        check_lengths("msm_g2", bases.len(), scalars.len())?;
+        let sum = self
+            .pool
+            .install(|| msm::msm::<msm::G2>(cast_slice(bases), scalars, self.chunks()));
+        Ok(cast(sum))
+    }
+
+    fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
+        let log_n = ntt::log2_of_domain(values.len()).map_err(PluginError::invalid_input)?;
+        let values: &mut [Scalar] = cast_slice_mut(values);
+        self.pool
+            .install(|| self.twiddles.ntt(values, log_n, direction));
+        Ok(())
+    }
+
+    fn compute_h(
+        &self,
+        a: &mut [Fr],
+        b: &mut [Fr],
+        c: &mut [Fr],
+    ) -> Result<Vec<PhaseTiming>, PluginError> {
+        let n = a.len();
+        if b.len() != n || c.len() != n {
+            return Err(PluginError::invalid_input(format!(
+                "compute_h: a, b and c must have one length; got {n}, {} and {}",
+                b.len(),
+                c.len()
+            )));
+        }
+        let log_n = ntt::log2_of_domain(n).map_err(PluginError::invalid_input)?;
+        let (a, b, c) = (cast_slice_mut(a), cast_slice_mut(b), cast_slice_mut(c));
+        Ok(self
+            .pool
+            .install(|| self.twiddles.compute_h(a, b, c, log_n)))
+    }
+}
+
+impl BackendPlugin for CpuBackend {
+    fn describe() -> Description {
+        Description {
+            name: "cpu".into(),
+            description: "CPU: blst Pippenger MSM, rayon radix-2 NTT".into(),
+            capabilities: Capabilities::MSM_G1
+                | Capabilities::MSM_G2
+                | Capabilities::NTT
+                | Capabilities::COMPUTE_H,
+            devices: vec![this_machine()],
+        }
+    }
+
+    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
+        if request.device != 0 {
+            return Err(PluginError::new(
+                ErrorKind::NO_DEVICE,
+                format!("device {} does not exist: the cpu backend has one device, 0; set [backend] device = 0", request.device),
+            ));
+        }
+        let options: toml::Table = request.options.parse().map_err(|e| {
+            PluginError::new(
+                ErrorKind::OPTIONS,
+                format!("[backend.options] is not valid TOML: {e}"),
+            )
+        })?;
+        if let Some(key) = options.keys().next() {
+            return Err(PluginError::new(
+                ErrorKind::OPTIONS,
+                format!(
+                    "unknown option `{key}` in [backend.options]: the cpu backend takes no options"
+                ),
+            ));
+        }
+        Self::new(request.threads as usize)
+    }
+}
+
+/// The one device: this machine's CPUs and memory.
+fn this_machine() -> DeviceInfo {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let name = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .and_then(|rest| rest.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let memory_bytes = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024);
+    let compute_units = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    DeviceInfo {
+        index: 0,
+        name: name.into(),
+        memory_bytes,
+        compute_units,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    bellhop_conformance::conformance_tests!(CpuBackend::new(2).unwrap());
+
+    #[test]
+    fn unknown_options_and_devices_are_refused() {
+        let request = |device, options: &str| OpenRequest {
+            device,
+            threads: 1,
+            options: options.into(),
+        };
+        let e = CpuBackend::open(&request(3, "")).err().unwrap();
+        assert_eq!(e.kind, ErrorKind::NO_DEVICE);
+        assert!(e.message.contains("device 3 does not exist"), "{e}");
+        let e = CpuBackend::open(&request(0, "windows = 4")).err().unwrap();
+        assert_eq!(e.kind, ErrorKind::OPTIONS);
+        assert!(e.message.contains("unknown option `windows`"), "{e}");
+        assert!(CpuBackend::open(&request(0, "")).is_ok());
+    }
+}

@@ -1,0 +1,257 @@
+//! The backend seam: MSM, NTT and `compute_h` over zero-copy slices.
+//!
+//! A backend author implements [`Backend`] (the calls) and [`BackendPlugin`] (how to
+//! describe and open it), then exports it:
+//!
+//! ```ignore
+//! bellhop_plugin_api::export_backend!(my_crate::MyBackend);
+//! ```
+//!
+//! The host sees every backend, embedded or loaded, as a `dyn Backend`; a loaded one is a
+//! [`BackendBox`], which implements [`Backend`] by calling across the ABI.
+
+use abi_stable::{
+    library::RootModule,
+    sabi_trait,
+    sabi_types::VersionStrings,
+    std_types::{RBox, RResult, RSlice, RSliceMut, RVec},
+    StableAbi,
+};
+
+use crate::{
+    guard::guard,
+    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
+    version::ABI_VERSION_STRINGS,
+    BuildInfo, Description, OpenRequest, PhaseTiming, PluginError, PluginInfo, PluginKind,
+};
+
+/// Which transform [`Backend::ntt`] applies to a slice of length `n = 2^k`, with `ω` the
+/// primitive `n`-th root of unity `ROOT_OF_UNITY^(2^(S-k))` and `g` Fr's
+/// `MULTIPLICATIVE_GENERATOR` (7), as bellperson's `EvaluationDomain` defines them.
+#[repr(u8)]
+#[derive(StableAbi, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NttDirection {
+    /// `v_i <- sum_j v_j ω^(ij)`.
+    Forward,
+    /// The inverse of `Forward` (including the `1/n` factor).
+    Inverse,
+    /// Evaluation on the coset `g·<ω>`: `v_i <- sum_j v_j g^j ω^(ij)`.
+    CosetForward,
+    /// The inverse of `CosetForward`.
+    CosetInverse,
+}
+
+/// The calls of an opened backend. All inputs are borrowed; nothing is copied across the ABI.
+pub trait Backend: Send + Sync {
+    /// `sum_i scalars[i] * bases[i]` on G1. Lengths must be equal; empty gives infinity.
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError>;
+
+    /// `sum_i scalars[i] * bases[i]` on G2. Lengths must be equal; empty gives infinity.
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError>;
+
+    /// Transforms `values` in place. The length must be a power of two (1 included);
+    /// any other length is an [`ErrorKind::INVALID_INPUT`](crate::ErrorKind) error.
+    fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError>;
+
+    /// The FFT part of Groth16, in place. `a`, `b`, `c` hold the constraint evaluations
+    /// padded with zeros to the same power-of-two length `n`. Afterwards `a[..n-1]` holds
+    /// the coefficients of `h = (A·B - C) / Z`; `b` and `c` are scratch.
+    ///
+    /// Equivalent to: inverse NTT of each, forward coset NTT of each, `a·b - c`
+    /// pointwise, divide by `Z = g^n - 1` (constant on the coset), inverse coset NTT.
+    /// Returns the backend's own sub-phase timings.
+    fn compute_h(
+        &self,
+        a: &mut [Fr],
+        b: &mut [Fr],
+        c: &mut [Fr],
+    ) -> Result<Vec<PhaseTiming>, PluginError>;
+}
+
+/// How a backend is described and opened; implemented next to [`Backend`] by authors.
+pub trait BackendPlugin: Backend + Sized + 'static {
+    /// Name, capabilities and devices. Must not fail on a machine without the device.
+    fn describe() -> Description;
+
+    /// Opens device `request.device` with `request.options`.
+    fn open(request: &OpenRequest) -> Result<Self, PluginError>;
+}
+
+/// The FFI-safe form of [`Backend`]; the host reaches it as a [`BackendBox`].
+#[sabi_trait]
+pub trait BackendObject: Send + Sync {
+    /// See [`Backend::msm_g1`].
+    fn msm_g1(
+        &self,
+        bases: RSlice<'_, G1Affine>,
+        scalars: RSlice<'_, Fr>,
+    ) -> RResult<G1Projective, PluginError>;
+
+    /// See [`Backend::msm_g2`].
+    fn msm_g2(
+        &self,
+        bases: RSlice<'_, G2Affine>,
+        scalars: RSlice<'_, Fr>,
+    ) -> RResult<G2Projective, PluginError>;
+
+    /// See [`Backend::ntt`].
+    fn ntt(&self, values: RSliceMut<'_, Fr>, direction: NttDirection) -> RResult<(), PluginError>;
+
+    /// See [`Backend::compute_h`].
+    #[sabi(last_prefix_field)]
+    fn compute_h(
+        &self,
+        a: RSliceMut<'_, Fr>,
+        b: RSliceMut<'_, Fr>,
+        c: RSliceMut<'_, Fr>,
+    ) -> RResult<RVec<PhaseTiming>, PluginError>;
+}
+
+/// An opened backend as it crosses the ABI.
+pub type BackendBox = BackendObject_TO<'static, RBox<()>>;
+
+/// A [`Backend`] wrapped so that every call catches panics.
+struct Exported<T>(T);
+
+impl<T: Backend> BackendObject for Exported<T> {
+    fn msm_g1(
+        &self,
+        bases: RSlice<'_, G1Affine>,
+        scalars: RSlice<'_, Fr>,
+    ) -> RResult<G1Projective, PluginError> {
+        guard("msm_g1", || {
+            self.0.msm_g1(bases.as_slice(), scalars.as_slice())
+        })
+    }
+
+    fn msm_g2(
+        &self,
+        bases: RSlice<'_, G2Affine>,
+        scalars: RSlice<'_, Fr>,
+    ) -> RResult<G2Projective, PluginError> {
+        guard("msm_g2", || {
+            self.0.msm_g2(bases.as_slice(), scalars.as_slice())
+        })
+    }
+
+    fn ntt(
+        &self,
+        mut values: RSliceMut<'_, Fr>,
+        direction: NttDirection,
+    ) -> RResult<(), PluginError> {
+        guard("ntt", || self.0.ntt(values.as_mut_slice(), direction))
+    }
+
+    fn compute_h(
+        &self,
+        mut a: RSliceMut<'_, Fr>,
+        mut b: RSliceMut<'_, Fr>,
+        mut c: RSliceMut<'_, Fr>,
+    ) -> RResult<RVec<PhaseTiming>, PluginError> {
+        guard("compute_h", || {
+            self.0
+                .compute_h(a.as_mut_slice(), b.as_mut_slice(), c.as_mut_slice())
+                .map(RVec::from)
+        })
+    }
+}
+
+impl Backend for BackendBox {
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
+        BackendObject_TO::msm_g1(self, bases.into(), scalars.into()).into()
+    }
+
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
+        BackendObject_TO::msm_g2(self, bases.into(), scalars.into()).into()
+    }
+
+    fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
+        BackendObject_TO::ntt(self, values.into(), direction).into()
+    }
+
+    fn compute_h(
+        &self,
+        a: &mut [Fr],
+        b: &mut [Fr],
+        c: &mut [Fr],
+    ) -> Result<Vec<PhaseTiming>, PluginError> {
+        BackendObject_TO::compute_h(self, a.into(), b.into(), c.into())
+            .into_result()
+            .map(RVec::into_vec)
+    }
+}
+
+/// The root module a backend plugin exports.
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = BackendModuleRef)))]
+#[sabi(missing_field(panic))]
+pub struct BackendModule {
+    /// Describes the plugin and its devices.
+    pub describe: extern "C" fn() -> RResult<PluginInfo, PluginError>,
+    /// Opens a device.
+    #[sabi(last_prefix_field)]
+    pub open: extern "C" fn(request: &OpenRequest) -> RResult<BackendBox, PluginError>,
+}
+
+impl RootModule for BackendModuleRef {
+    abi_stable::declare_root_module_statics! {BackendModuleRef}
+    const BASE_NAME: &'static str = "bellhop_backend";
+    const NAME: &'static str = "bellhop backend";
+    const VERSION_STRINGS: VersionStrings = ABI_VERSION_STRINGS;
+}
+
+/// The [`PluginInfo`] of backend `T` built as `build`; used by [`export_backend!`] and by
+/// hosts that embed a backend.
+pub fn info<T: BackendPlugin>(build: BuildInfo) -> PluginInfo {
+    T::describe().into_info(PluginKind::BACKEND, build)
+}
+
+#[doc(hidden)]
+pub fn __describe<T: BackendPlugin>(build: BuildInfo) -> RResult<PluginInfo, PluginError> {
+    guard("describe", || Ok(info::<T>(build)))
+}
+
+#[doc(hidden)]
+pub extern "C" fn __open<T: BackendPlugin>(
+    request: &OpenRequest,
+) -> RResult<BackendBox, PluginError> {
+    guard("open", || {
+        T::open(request)
+            .map(|backend| BackendObject_TO::from_value(Exported(backend), sabi_trait::TD_Opaque))
+    })
+}
+
+#[doc(hidden)]
+pub fn __module(
+    describe: extern "C" fn() -> RResult<PluginInfo, PluginError>,
+    open: extern "C" fn(&OpenRequest) -> RResult<BackendBox, PluginError>,
+) -> BackendModuleRef {
+    use abi_stable::prefix_type::PrefixTypeTrait;
+    BackendModule { describe, open }.leak_into_prefix()
+}
+
+/// Exports a [`BackendPlugin`] from a `cdylib` crate: its header and its root module.
+///
+/// The crate must also depend on `abi_stable` (the root-module attribute names it).
+#[macro_export]
+macro_rules! export_backend {
+    ($plugin:ty) => {
+        /// The header the host reads first: magic, ABI version, kind.
+        #[no_mangle]
+        pub static BELLHOP_PLUGIN_HEADER: $crate::PluginHeader =
+            $crate::PluginHeader::new($crate::PluginKind::BACKEND);
+
+        /// The `abi_stable` root module of this backend.
+        #[$crate::__private::abi_stable::export_root_module]
+        pub fn bellhop_backend_module() -> $crate::backend::BackendModuleRef {
+            extern "C" fn describe() -> $crate::__private::abi_stable::std_types::RResult<
+                $crate::PluginInfo,
+                $crate::PluginError,
+            > {
+                $crate::backend::__describe::<$plugin>($crate::build_info!())
+            }
+            $crate::backend::__module(describe, $crate::backend::__open::<$plugin>)
+        }
+    };
+}

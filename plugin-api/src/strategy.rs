@@ -1,0 +1,250 @@
+//! The synthesis seam: circuit jobs in, Groth16 assignments out.
+//!
+//! bellpepper's `ConstraintSystem` is generic and closure-based, so circuits cannot
+//! cross a dynamic-library boundary. A strategy plugin links the circuit catalog itself
+//! and takes [`Job`]s that name a circuit; it returns one [`Assignment`] per job. Every
+//! strategy must return the identical assignment for the same job; only speed and memory
+//! differ.
+
+use abi_stable::{
+    library::RootModule,
+    sabi_trait,
+    sabi_types::VersionStrings,
+    std_types::{RBox, RResult, RSlice, RString, RVec},
+    StableAbi,
+};
+
+use crate::{
+    guard::guard, types::Fr, version::ABI_VERSION_STRINGS, BuildInfo, Description, OpenRequest,
+    PhaseTiming, PluginError, PluginInfo, PluginKind,
+};
+
+/// One circuit instance to synthesize.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    /// A circuit of the catalog, e.g. `chain:65536` or `sha256-merkle:10`.
+    pub circuit: RString,
+    /// The seed its witness is derived from.
+    pub seed: u64,
+    /// Extra input the circuit reads (e.g. a Filecoin C1 output); empty for most.
+    pub input: RVec<u8>,
+}
+
+/// A density bitmap: bit `i` (LSB-first within each word) says whether variable `i` is
+/// used in the query. Bits past `len` are zero.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Density {
+    /// The bits, 64 to a word.
+    pub words: RVec<u64>,
+    /// The number of variables.
+    pub len: u64,
+}
+
+impl Density {
+    /// Whether variable `i` is used.
+    pub fn get(&self, i: usize) -> bool {
+        self.words
+            .get(i / 64)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+
+    /// The number of variables used.
+    pub fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Builds a bitmap of `len` variables from the indices of the used ones.
+    pub fn from_bits(bits: impl IntoIterator<Item = bool>) -> Self {
+        let mut words = Vec::new();
+        let mut len = 0u64;
+        for bit in bits {
+            if len % 64 == 0 {
+                words.push(0u64);
+            }
+            if bit {
+                *words.last_mut().expect("pushed above") |= 1 << (len % 64);
+            }
+            len += 1;
+        }
+        Self {
+            words: words.into(),
+            len,
+        }
+    }
+}
+
+/// What Groth16 needs of a synthesized circuit, as bellperson's `ProvingAssignment` holds it.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Assignment {
+    /// The A query evaluated at the witness, one entry per constraint (input constraints
+    /// included), not yet padded.
+    pub a: RVec<Fr>,
+    /// The B query evaluated at the witness.
+    pub b: RVec<Fr>,
+    /// The C query evaluated at the witness.
+    pub c: RVec<Fr>,
+    /// Public inputs; `inputs[0]` is the constant one.
+    pub inputs: RVec<Fr>,
+    /// Private (auxiliary) variables.
+    pub aux: RVec<Fr>,
+    /// Which aux variables appear in A.
+    pub a_aux_density: Density,
+    /// Which inputs appear in B.
+    pub b_input_density: Density,
+    /// Which aux variables appear in B.
+    pub b_aux_density: Density,
+}
+
+/// The calls of an opened strategy.
+pub trait Strategy: Send + Sync {
+    /// Synthesizes each job; the result has one assignment per job, in order. The
+    /// timings are the strategy's own sub-phases (per batch).
+    fn synthesize(&self, jobs: &[Job]) -> Result<(Vec<Assignment>, Vec<PhaseTiming>), PluginError>;
+}
+
+/// How a strategy is described and opened; implemented next to [`Strategy`] by authors.
+pub trait StrategyPlugin: Strategy + Sized + 'static {
+    /// Name and capabilities.
+    fn describe() -> Description;
+
+    /// Opens the strategy with `request.options` (`[synthesis.options]`) and
+    /// `request.threads`.
+    fn open(request: &OpenRequest) -> Result<Self, PluginError>;
+}
+
+/// The result of one [`StrategyObject::synthesize`] call.
+#[repr(C)]
+#[derive(StableAbi, Debug)]
+pub struct Synthesized {
+    /// One assignment per job.
+    pub assignments: RVec<Assignment>,
+    /// The strategy's sub-phase timings.
+    pub timings: RVec<PhaseTiming>,
+}
+
+/// The FFI-safe form of [`Strategy`]; the host reaches it as a [`StrategyBox`].
+#[sabi_trait]
+pub trait StrategyObject: Send + Sync {
+    /// See [`Strategy::synthesize`].
+    #[sabi(last_prefix_field)]
+    fn synthesize(&self, jobs: RSlice<'_, Job>) -> RResult<Synthesized, PluginError>;
+}
+
+/// An opened strategy as it crosses the ABI.
+pub type StrategyBox = StrategyObject_TO<'static, RBox<()>>;
+
+struct Exported<T>(T);
+
+impl<T: Strategy> StrategyObject for Exported<T> {
+    fn synthesize(&self, jobs: RSlice<'_, Job>) -> RResult<Synthesized, PluginError> {
+        guard("synthesize", || {
+            let (assignments, timings) = self.0.synthesize(jobs.as_slice())?;
+            Ok(Synthesized {
+                assignments: assignments.into(),
+                timings: timings.into(),
+            })
+        })
+    }
+}
+
+impl Strategy for StrategyBox {
+    fn synthesize(&self, jobs: &[Job]) -> Result<(Vec<Assignment>, Vec<PhaseTiming>), PluginError> {
+        let out = StrategyObject_TO::synthesize(self, jobs.into()).into_result()?;
+        Ok((out.assignments.into_vec(), out.timings.into_vec()))
+    }
+}
+
+/// The root module a strategy plugin exports.
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = StrategyModuleRef)))]
+#[sabi(missing_field(panic))]
+pub struct StrategyModule {
+    /// Describes the plugin.
+    pub describe: extern "C" fn() -> RResult<PluginInfo, PluginError>,
+    /// Opens the strategy.
+    #[sabi(last_prefix_field)]
+    pub open: extern "C" fn(request: &OpenRequest) -> RResult<StrategyBox, PluginError>,
+}
+
+impl RootModule for StrategyModuleRef {
+    abi_stable::declare_root_module_statics! {StrategyModuleRef}
+    const BASE_NAME: &'static str = "bellhop_strategy";
+    const NAME: &'static str = "bellhop strategy";
+    const VERSION_STRINGS: VersionStrings = ABI_VERSION_STRINGS;
+}
+
+/// The [`PluginInfo`] of strategy `T` built as `build`.
+pub fn info<T: StrategyPlugin>(build: BuildInfo) -> PluginInfo {
+    T::describe().into_info(PluginKind::STRATEGY, build)
+}
+
+#[doc(hidden)]
+pub fn __describe<T: StrategyPlugin>(build: BuildInfo) -> RResult<PluginInfo, PluginError> {
+    guard("describe", || Ok(info::<T>(build)))
+}
+
+#[doc(hidden)]
+pub extern "C" fn __open<T: StrategyPlugin>(
+    request: &OpenRequest,
+) -> RResult<StrategyBox, PluginError> {
+    guard("open", || {
+        T::open(request).map(|s| StrategyObject_TO::from_value(Exported(s), sabi_trait::TD_Opaque))
+    })
+}
+
+#[doc(hidden)]
+pub fn __module(
+    describe: extern "C" fn() -> RResult<PluginInfo, PluginError>,
+    open: extern "C" fn(&OpenRequest) -> RResult<StrategyBox, PluginError>,
+) -> StrategyModuleRef {
+    use abi_stable::prefix_type::PrefixTypeTrait;
+    StrategyModule { describe, open }.leak_into_prefix()
+}
+
+/// Exports a [`StrategyPlugin`] from a `cdylib` crate: its header and its root module.
+///
+/// The crate must also depend on `abi_stable` (the root-module attribute names it).
+#[macro_export]
+macro_rules! export_strategy {
+    ($plugin:ty) => {
+        /// The header the host reads first: magic, ABI version, kind.
+        #[no_mangle]
+        pub static BELLHOP_PLUGIN_HEADER: $crate::PluginHeader =
+            $crate::PluginHeader::new($crate::PluginKind::STRATEGY);
+
+        /// The `abi_stable` root module of this strategy.
+        #[$crate::__private::abi_stable::export_root_module]
+        pub fn bellhop_strategy_module() -> $crate::strategy::StrategyModuleRef {
+            extern "C" fn describe() -> $crate::__private::abi_stable::std_types::RResult<
+                $crate::PluginInfo,
+                $crate::PluginError,
+            > {
+                $crate::strategy::__describe::<$plugin>($crate::build_info!())
+            }
+            $crate::strategy::__module(describe, $crate::strategy::__open::<$plugin>)
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn density_bits_round_trip() {
+        let bits = [true, false, true, true, false];
+        let d = Density::from_bits(
+            bits.iter()
+                .copied()
+                .chain(std::iter::repeat(false).take(70)),
+        );
+        assert_eq!(d.len, 75);
+        assert_eq!(d.words.len(), 2);
+        assert_eq!(d.count(), 3);
+        assert!(d.get(0) && !d.get(1) && d.get(3) && !d.get(74) && !d.get(200));
+    }
+}
