@@ -14,9 +14,12 @@ use rayon::prelude::*;
 /// Work items smaller than this stay on one thread.
 const MIN_PAR: usize = 1 << 11;
 
+/// A twiddle table's key: `log2(n)` and whether it holds powers of `ω^-1`.
+type TableKey = (u32, bool);
+
 /// Twiddle tables `ω^0 .. ω^(n/2-1)` (or of `ω^-1`), cached per size and direction.
 #[derive(Default)]
-pub(crate) struct Twiddles(Mutex<HashMap<(u32, bool), Arc<Vec<Scalar>>>>);
+pub(crate) struct Twiddles(Mutex<HashMap<TableKey, Arc<Vec<Scalar>>>>);
 
 impl Twiddles {
     fn get(&self, log_n: u32, inverse: bool) -> Arc<Vec<Scalar>> {

@@ -1,0 +1,221 @@
+//! The operator's configuration file (`bellhop.toml`), validated on load.
+//!
+//! Every section and key is optional; an unknown key or a value of the wrong type is an
+//! error naming the key.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// `[backend]`: which compute backend proves.
+    pub backend: BackendConfig,
+    /// `[synthesis]`: which strategy synthesizes.
+    pub synthesis: SynthesisConfig,
+    /// `[params]`: where parameter files live.
+    pub params: ParamsConfig,
+    /// `[pipeline]`: overlap and checking.
+    pub pipeline: PipelineConfig,
+    /// `[plugins]`: where plugin files live.
+    pub plugins: PluginsConfig,
+}
+
+/// `[backend]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct BackendConfig {
+    /// A backend name (`cpu`, `cuda`, ...) or a path to a plugin file.
+    pub plugin: String,
+    /// The device index.
+    pub device: u32,
+    /// Worker threads for the backend; 0 means all cores.
+    pub threads: u32,
+    /// Options passed to the plugin, which rejects keys it does not know.
+    pub options: toml::Table,
+    /// A backend to use when `plugin` cannot be loaded or opened (e.g. `cpu` on a machine
+    /// without a GPU). None: such a failure is an error.
+    pub fallback: Option<String>,
+}
+
+impl Default for BackendConfig {
+    fn default() -> Self {
+        Self {
+            plugin: "cpu".into(),
+            device: 0,
+            threads: 0,
+            options: toml::Table::new(),
+            fallback: None,
+        }
+    }
+}
+
+/// `[synthesis]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SynthesisConfig {
+    /// A strategy name (`baseline`, `pce`, ...) or a path to a plugin file.
+    pub strategy: String,
+    /// Worker threads for synthesis; 0 means all cores.
+    pub threads: u32,
+    /// Options passed to the plugin, which rejects keys it does not know.
+    pub options: toml::Table,
+}
+
+impl Default for SynthesisConfig {
+    fn default() -> Self {
+        Self {
+            strategy: "baseline".into(),
+            threads: 0,
+            options: toml::Table::new(),
+        }
+    }
+}
+
+/// `[params]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ParamsConfig {
+    /// The directory of parameter files.
+    pub dir: PathBuf,
+}
+
+impl Default for ParamsConfig {
+    fn default() -> Self {
+        Self {
+            dir: PathBuf::from("params"),
+        }
+    }
+}
+
+/// `[pipeline]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PipelineConfig {
+    /// How many batches synthesis may run ahead of proving (0: no overlap).
+    pub lookahead: usize,
+    /// Verify every proof before returning it.
+    pub verify: bool,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        Self {
+            lookahead: 1,
+            verify: true,
+        }
+    }
+}
+
+/// `[plugins]`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PluginsConfig {
+    /// Where plugin files are looked up by name (default: beside the executable;
+    /// `BELLHOP_PLUGIN_DIR` overrides both).
+    pub dir: Option<PathBuf>,
+}
+
+/// A configuration file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read the config file `{}`: {error}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The file is not valid, or has an unknown key or a bad value.
+    #[error("invalid config file `{}`: {message}", .path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message, naming the key and its line.
+        message: String,
+    },
+}
+
+impl Config {
+    /// Reads and validates the file at `path`.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+            path: path.into(),
+            error,
+        })?;
+        Self::parse(&text).map_err(|message| ConfigError::Invalid {
+            path: path.into(),
+            message,
+        })
+    }
+
+    /// Parses and validates configuration text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        assert_eq!(Config::parse("").unwrap(), Config::default());
+        assert_eq!(Config::default().backend.plugin, "cpu");
+        assert!(Config::default().pipeline.verify);
+    }
+
+    #[test]
+    fn full_file_parses() {
+        let c = Config::parse(
+            r#"
+            [backend]
+            plugin = "cuda-pinned"
+            device = 1
+            fallback = "cpu"
+            [backend.options]
+            streams = 2
+            [synthesis]
+            strategy = "pce"
+            threads = 8
+            [params]
+            dir = "/var/params"
+            [pipeline]
+            lookahead = 2
+            verify = false
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.backend.plugin, "cuda-pinned");
+        assert_eq!(
+            c.backend
+                .options
+                .get("streams")
+                .and_then(|v| v.as_integer()),
+            Some(2)
+        );
+        assert_eq!(c.backend.fallback.as_deref(), Some("cpu"));
+        assert_eq!(c.synthesis.threads, 8);
+        assert!(!c.pipeline.verify);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let e = Config::parse("[backend]\nplugn = \"cpu\"\n").unwrap_err();
+        assert!(e.contains("unknown field `plugn`"), "{e}");
+        let e = Config::parse("[pipline]\nverify = true\n").unwrap_err();
+        assert!(e.contains("unknown field `pipline`"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = Config::parse("[backend]\ndevice = \"first\"\n").unwrap_err();
+        assert!(e.contains("device") && e.contains("invalid type"), "{e}");
+        let e = Config::parse("[pipeline]\nlookahead = -1\n").unwrap_err();
+        assert!(e.contains("lookahead"), "{e}");
+    }
+}

@@ -1,0 +1,476 @@
+//! Finding, loading and opening plugins.
+//!
+//! A plugin is named in the config either by name (`cpu`, `cuda-pinned`) or by path. A
+//! name means an embedded plugin (the CPU backend, the baseline strategy) or the file
+//! `libbellhop_<kind>_<name>.so` (underscores for dashes) in the plugin directory:
+//! `BELLHOP_PLUGIN_DIR` if set, else `[plugins] dir` from the config, else the directory of
+//! the `bellhop` executable.
+//!
+//! Loading reads the plugin's fixed-layout header first (magic, ABI version, kind), so a
+//! wrong file, a wrong kind or another ABI version gets an error that says what to do;
+//! then `abi_stable` checks the layout of the root module. Loaded libraries are never
+//! unloaded: objects, vectors and vtables from them may live as long as the process.
+
+use std::{
+    collections::HashMap,
+    env::consts::{DLL_PREFIX, DLL_SUFFIX},
+    fmt,
+    path::{Path, PathBuf},
+    sync::{Mutex, OnceLock},
+};
+
+use abi_stable::{
+    library::{AbiHeaderRef, LibraryError, RootModule, ROOT_MODULE_LOADER_NAME_WITH_NUL},
+    std_types::RResult,
+};
+use bellhop_plugin_api::{
+    backend::{Backend, BackendModuleRef},
+    strategy::{Strategy, StrategyModuleRef},
+    OpenRequest, PluginError, PluginHeader, PluginInfo, PluginKind, ABI_VERSION,
+    PLUGIN_HEADER_SYMBOL, PLUGIN_MAGIC,
+};
+
+/// The environment variable that overrides the plugin directory.
+pub const PLUGIN_DIR_ENV: &str = "BELLHOP_PLUGIN_DIR";
+
+/// Why a plugin could not be loaded. Each message names the problem and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file does not exist.
+    #[error("plugin file `{}` does not exist; check the path, or name a plugin that `bellhop plugins` lists", .0.display())]
+    NotFound(PathBuf),
+    /// No plugin of that name in the plugin directory.
+    #[error(
+        "no {kind} plugin named `{name}`: expected the file `{}`; available {kind}s: {}. \
+         Build the plugin, set {PLUGIN_DIR_ENV} or [plugins] dir to where it is, or give its path",
+        .expected.display(),
+        if .available.is_empty() { "none".to_string() } else { .available.join(", ") }
+    )]
+    UnknownName {
+        /// The kind asked for.
+        kind: PluginKind,
+        /// The name asked for.
+        name: String,
+        /// The file it would be.
+        expected: PathBuf,
+        /// The names that do exist.
+        available: Vec<String>,
+    },
+    /// The file is not a loadable shared library.
+    #[error("`{}` is not a loadable shared library ({reason}); a plugin is the .so file a plugin crate builds", .path.display())]
+    NotALibrary {
+        /// The file.
+        path: PathBuf,
+        /// What the dynamic loader said.
+        reason: String,
+    },
+    /// A shared library, but not a Bellhop plugin.
+    #[error(
+        "`{}` is a shared library but not a Bellhop plugin ({reason}); \
+         plugins export their header with bellhop_plugin_api::export_backend! or export_strategy!",
+        .path.display()
+    )]
+    NotAPlugin {
+        /// The file.
+        path: PathBuf,
+        /// What is missing.
+        reason: String,
+    },
+    /// A plugin of the other kind.
+    #[error(
+        "`{}` is a {found} plugin, but a {expected} is expected here; \
+         name it under {} instead, or pick a {expected} from `bellhop plugins`",
+        .path.display(),
+        if *.found == PluginKind::STRATEGY { "[synthesis] strategy" } else { "[backend] plugin" }
+    )]
+    WrongKind {
+        /// The file.
+        path: PathBuf,
+        /// What was asked for.
+        expected: PluginKind,
+        /// What the file is.
+        found: PluginKind,
+    },
+    /// Built against another major ABI version.
+    #[error(
+        "`{}` was built for plugin ABI {found}, but this bellhop speaks ABI {host}; \
+         rebuild the plugin against bellhop-plugin-api {}.x (or use a bellhop of ABI {})",
+        .path.display(), .host.major, .found.major
+    )]
+    AbiMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The plugin's ABI version.
+        found: bellhop_plugin_api::AbiVersion,
+        /// The host's ABI version.
+        host: bellhop_plugin_api::AbiVersion,
+    },
+    /// `abi_stable` refused the root module (its layout differs from the host's).
+    #[error("`{}` failed the ABI layout check; rebuild it against this bellhop's plugin-api: {error}", .path.display())]
+    Layout {
+        /// The file.
+        path: PathBuf,
+        /// abi_stable's report.
+        error: Box<LibraryError>,
+    },
+    /// `describe` failed inside the plugin.
+    #[error("`{}` failed to describe itself: {error}", .path.display())]
+    Describe {
+        /// The file.
+        path: PathBuf,
+        /// The plugin's error.
+        error: PluginError,
+    },
+}
+
+/// Where a plugin comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Compiled into the `bellhop` binary.
+    Embedded,
+    /// Loaded from this file.
+    File(PathBuf),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Embedded => f.write_str("embedded"),
+            Source::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// One of the two plugin seams, as the host drives it.
+pub trait Seam: Sized + 'static {
+    /// The root module type.
+    type Module: RootModule + Copy + Send + Sync;
+    /// What `open` gives.
+    type Opened;
+    /// The header kind of this seam.
+    const KIND: PluginKind;
+    /// Calls the module's `describe`.
+    fn describe(module: Self::Module) -> RResult<PluginInfo, PluginError>;
+    /// Calls the module's `open`.
+    fn open(module: Self::Module, request: &OpenRequest) -> Result<Self::Opened, PluginError>;
+    /// The plugins compiled into the host.
+    fn embedded() -> Vec<Plugin<Self>>;
+    /// The root modules loaded so far, by canonical path: each library is loaded once
+    /// and never unloaded.
+    fn loaded() -> &'static Mutex<HashMap<PathBuf, Self::Module>>;
+}
+
+/// The backend seam.
+pub enum Backends {}
+
+impl Seam for Backends {
+    type Module = BackendModuleRef;
+    type Opened = Box<dyn Backend>;
+    const KIND: PluginKind = PluginKind::BACKEND;
+
+    fn describe(module: BackendModuleRef) -> RResult<PluginInfo, PluginError> {
+        module.describe()()
+    }
+
+    fn open(
+        module: BackendModuleRef,
+        request: &OpenRequest,
+    ) -> Result<Box<dyn Backend>, PluginError> {
+        module.open()(request)
+            .into_result()
+            .map(|b| Box::new(b) as Box<dyn Backend>)
+    }
+
+    fn embedded() -> Vec<Plugin<Self>> {
+        vec![crate::embedded::cpu_backend()]
+    }
+
+    fn loaded() -> &'static Mutex<HashMap<PathBuf, BackendModuleRef>> {
+        static LOADED: OnceLock<Mutex<HashMap<PathBuf, BackendModuleRef>>> = OnceLock::new();
+        LOADED.get_or_init(Default::default)
+    }
+}
+
+/// The strategy seam.
+pub enum Strategies {}
+
+impl Seam for Strategies {
+    type Module = StrategyModuleRef;
+    type Opened = Box<dyn Strategy>;
+    const KIND: PluginKind = PluginKind::STRATEGY;
+
+    fn describe(module: StrategyModuleRef) -> RResult<PluginInfo, PluginError> {
+        module.describe()()
+    }
+
+    fn open(
+        module: StrategyModuleRef,
+        request: &OpenRequest,
+    ) -> Result<Box<dyn Strategy>, PluginError> {
+        module.open()(request)
+            .into_result()
+            .map(|s| Box::new(s) as Box<dyn Strategy>)
+    }
+
+    fn embedded() -> Vec<Plugin<Self>> {
+        crate::embedded::strategies()
+    }
+
+    fn loaded() -> &'static Mutex<HashMap<PathBuf, StrategyModuleRef>> {
+        static LOADED: OnceLock<Mutex<HashMap<PathBuf, StrategyModuleRef>>> = OnceLock::new();
+        LOADED.get_or_init(Default::default)
+    }
+}
+
+/// How a [`Plugin`] opens.
+enum Opener<S: Seam> {
+    Embedded(fn(&OpenRequest) -> Result<S::Opened, PluginError>),
+    Module(S::Module),
+}
+
+/// A plugin that was found and described, ready to open.
+pub struct Plugin<S: Seam> {
+    /// What it says about itself.
+    pub info: PluginInfo,
+    /// Where it comes from.
+    pub source: Source,
+    opener: Opener<S>,
+}
+
+/// A plugin whose `open` failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{kind} `{name}` ({origin}) could not open device {device}: {error}")]
+pub struct OpenError {
+    /// The plugin's kind.
+    pub kind: PluginKind,
+    /// The plugin's name.
+    pub name: String,
+    /// Where it came from.
+    pub origin: String,
+    /// The device asked for.
+    pub device: u32,
+    /// The plugin's error.
+    pub error: PluginError,
+}
+
+impl<S: Seam> Plugin<S> {
+    /// An embedded plugin.
+    pub(crate) fn embedded(
+        info: PluginInfo,
+        open: fn(&OpenRequest) -> Result<S::Opened, PluginError>,
+    ) -> Self {
+        Self {
+            info,
+            source: Source::Embedded,
+            opener: Opener::Embedded(open),
+        }
+    }
+
+    /// Loads the plugin in the file at `path`.
+    pub fn load(path: &Path) -> Result<Self, LoadError> {
+        let module = load_module::<S>(path)?;
+        let info = S::describe(module)
+            .into_result()
+            .map_err(|error| LoadError::Describe {
+                path: path.to_path_buf(),
+                error,
+            })?;
+        Ok(Self {
+            info,
+            source: Source::File(path.to_path_buf()),
+            opener: Opener::Module(module),
+        })
+    }
+
+    /// Finds a plugin by name (embedded, or in `dir`) or by path.
+    pub fn find(spec: &str, dir: &Path) -> Result<Self, LoadError> {
+        if looks_like_path(spec) {
+            return Self::load(Path::new(spec));
+        }
+        if let Some(embedded) = S::embedded()
+            .into_iter()
+            .find(|p| p.info.name.as_str() == spec)
+        {
+            return Ok(embedded);
+        }
+        let path = dir.join(file_name(S::KIND, spec));
+        if path.exists() {
+            return Self::load(&path);
+        }
+        let available = names::<S>(dir);
+        Err(LoadError::UnknownName {
+            kind: S::KIND,
+            name: spec.into(),
+            expected: path,
+            available,
+        })
+    }
+
+    /// Opens the plugin.
+    pub fn open(&self, request: &OpenRequest) -> Result<S::Opened, OpenError> {
+        let result = match &self.opener {
+            Opener::Embedded(open) => open(request),
+            Opener::Module(module) => S::open(*module, request),
+        };
+        result.map_err(|error| OpenError {
+            kind: S::KIND,
+            name: self.info.name.to_string(),
+            origin: self.source.to_string(),
+            device: request.device,
+            error,
+        })
+    }
+}
+
+/// The file name of the plugin `name` of `kind`: `libbellhop_backend_cuda_pinned.so`.
+pub fn file_name(kind: PluginKind, name: &str) -> String {
+    format!(
+        "{DLL_PREFIX}bellhop_{}_{}{DLL_SUFFIX}",
+        kind.name(),
+        name.replace('-', "_")
+    )
+}
+
+fn looks_like_path(spec: &str) -> bool {
+    spec.contains(std::path::MAIN_SEPARATOR) || spec.contains('/') || spec.ends_with(DLL_SUFFIX)
+}
+
+/// The plugin directory: `BELLHOP_PLUGIN_DIR`, else `configured`, else beside the executable.
+pub fn plugin_dir(configured: Option<&Path>) -> PathBuf {
+    if let Some(dir) = std::env::var_os(PLUGIN_DIR_ENV) {
+        return dir.into();
+    }
+    if let Some(dir) = configured {
+        return dir.to_path_buf();
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The plugin files in `dir`, sorted.
+pub fn plugin_files(dir: &Path) -> Vec<PathBuf> {
+    let prefix = format!("{DLL_PREFIX}bellhop_");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(DLL_SUFFIX))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The names of the plugins of seam `S`: embedded ones and those loadable from `dir`.
+pub fn names<S: Seam>(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = S::embedded()
+        .into_iter()
+        .map(|p| p.info.name.to_string())
+        .collect();
+    let kind_prefix = format!("{DLL_PREFIX}bellhop_{}_", S::KIND.name());
+    for path in plugin_files(dir) {
+        let is_kind = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(&kind_prefix));
+        if let Some(plugin) = is_kind.then(|| Plugin::<S>::load(&path).ok()).flatten() {
+            names.push(plugin.info.name.to_string());
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Reads the header of the file at `path` and returns the kind it declares, or why it is
+/// not a loadable plugin of this ABI.
+pub fn read_kind(path: &Path) -> Result<PluginKind, LoadError> {
+    let lib = open_library(path)?;
+    let header = read_header(&lib, path)?;
+    // Nothing from the library is alive yet: dropping it (and unloading) is safe.
+    drop(lib);
+    Ok(header.kind)
+}
+
+fn open_library(path: &Path) -> Result<libloading::Library, LoadError> {
+    if !path.exists() {
+        return Err(LoadError::NotFound(path.to_path_buf()));
+    }
+    // SAFETY: loading a library runs its initialisers. Plugins are trusted code, like the
+    // executable itself; the operator chose the file or the directory it is in.
+    unsafe { libloading::Library::new(path) }.map_err(|e| LoadError::NotALibrary {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
+
+fn read_header(lib: &libloading::Library, path: &Path) -> Result<PluginHeader, LoadError> {
+    let not_a_plugin = |reason: &str| LoadError::NotAPlugin {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    };
+    // SAFETY: `BELLHOP_PLUGIN_HEADER` is a data symbol; asking for `*const PluginHeader`
+    // yields its address without reading anything.
+    let symbol = unsafe { lib.get::<*const PluginHeader>(PLUGIN_HEADER_SYMBOL) }
+        .map_err(|_| not_a_plugin("it exports no BELLHOP_PLUGIN_HEADER symbol"))?;
+    // SAFETY: the symbol is a `static PluginHeader` defined by the export macros, whose
+    // layout is frozen across ABI versions; the library stays loaded during the read.
+    let header = unsafe { std::ptr::read(*symbol) };
+    if header.magic != PLUGIN_MAGIC {
+        return Err(not_a_plugin(
+            "its BELLHOP_PLUGIN_HEADER has the wrong magic",
+        ));
+    }
+    if !header.abi.loads_into(ABI_VERSION) {
+        return Err(LoadError::AbiMismatch {
+            path: path.to_path_buf(),
+            found: header.abi,
+            host: ABI_VERSION,
+        });
+    }
+    Ok(header)
+}
+
+fn load_module<S: Seam>(path: &Path) -> Result<S::Module, LoadError> {
+    let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let mut cache = S::loaded().lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(module) = cache.get(&key) {
+        return Ok(*module);
+    }
+    let lib = open_library(path)?;
+    let header = read_header(&lib, path)?;
+    if header.kind != S::KIND {
+        return Err(LoadError::WrongKind {
+            path: path.to_path_buf(),
+            expected: S::KIND,
+            found: header.kind,
+        });
+    }
+    let layout = |error| LoadError::Layout {
+        path: path.to_path_buf(),
+        error: Box::new(error),
+    };
+    let symbol = ROOT_MODULE_LOADER_NAME_WITH_NUL.as_bytes();
+    // SAFETY: every plugin that passed the header check was built by the export macros,
+    // which define this symbol as abi_stable's library header.
+    let abi_header: AbiHeaderRef = unsafe { lib.get::<AbiHeaderRef>(symbol) }
+        .map(|s| *s)
+        .map_err(|_| LoadError::NotAPlugin {
+            path: path.to_path_buf(),
+            reason: "it exports no abi_stable root module".into(),
+        })?;
+    // From here on the library's code has run and handed out 'static references: keep it
+    // loaded for the life of the process.
+    std::mem::forget(lib);
+    let module = abi_header
+        .upgrade()
+        .and_then(|h| h.init_root_module::<S::Module>())
+        .map_err(layout)?;
+    cache.insert(key, module);
+    Ok(module)
+}

@@ -1,0 +1,148 @@
+//! The loader's errors, each asserted by its message, against real files.
+
+use bellhop::plugins::{Backends, Plugin, Source, Strategies};
+use bellhop_plugin_api::{ErrorKind, OpenRequest};
+use bellhop_tests::{build_dir, built_library};
+
+fn load_error<S: bellhop::plugins::Seam>(path: &std::path::Path) -> String {
+    match Plugin::<S>::load(path) {
+        Ok(_) => panic!("{} loaded, but it must be refused", path.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn missing_file() {
+    let path = build_dir().join("libbellhop_backend_nothing_here.so");
+    let e = load_error::<Backends>(&path);
+    assert!(
+        e.contains("does not exist") && e.contains("nothing_here"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_name_lists_what_exists() {
+    let e = Plugin::<Backends>::find("cdua", &build_dir())
+        .err()
+        .expect("no such backend")
+        .to_string();
+    assert!(e.contains("no backend plugin named `cdua`"), "{e}");
+    assert!(e.contains("libbellhop_backend_cdua"), "{e}");
+    assert!(e.contains("available backends: cpu"), "{e}");
+}
+
+#[test]
+fn not_a_shared_library() {
+    let dir = build_dir().join("loader-test-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("libbellhop_backend_text.so");
+    std::fs::write(&path, "this is a text file, not an ELF object\n").unwrap();
+    let e = load_error::<Backends>(&path);
+    assert!(e.contains("is not a loadable shared library"), "{e}");
+}
+
+#[test]
+fn shared_library_that_is_not_a_plugin() {
+    let e = load_error::<Backends>(&built_library("fixture_not_a_plugin"));
+    assert!(
+        e.contains("is a shared library but not a Bellhop plugin"),
+        "{e}"
+    );
+    assert!(e.contains("exports no BELLHOP_PLUGIN_HEADER"), "{e}");
+}
+
+#[test]
+fn backend_where_a_strategy_is_expected() {
+    let e = load_error::<Strategies>(&built_library("bellhop_backend_cpu"));
+    assert!(
+        e.contains("is a backend plugin, but a strategy is expected here"),
+        "{e}"
+    );
+    assert!(e.contains("[backend] plugin"), "{e}");
+}
+
+#[test]
+fn abi_version_mismatch() {
+    let e = load_error::<Backends>(&built_library("fixture_future_abi"));
+    assert!(
+        e.contains("was built for plugin ABI 99.0, but this bellhop speaks ABI 1.0"),
+        "{e}"
+    );
+    assert!(
+        e.contains("rebuild the plugin against bellhop-plugin-api 1.x"),
+        "{e}"
+    );
+}
+
+#[test]
+fn open_of_a_device_that_does_not_exist() {
+    let plugin = Plugin::<Backends>::load(&built_library("bellhop_backend_cpu")).unwrap();
+    let request = OpenRequest {
+        device: 7,
+        threads: 1,
+        options: "".into(),
+    };
+    let e = plugin
+        .open(&request)
+        .err()
+        .expect("device 7 does not exist")
+        .to_string();
+    assert!(
+        e.contains("backend `cpu`") && e.contains("could not open device 7"),
+        "{e}"
+    );
+    assert!(
+        e.contains("device 7 does not exist: the cpu backend has one device, 0"),
+        "{e}"
+    );
+}
+
+#[test]
+fn open_with_an_unknown_option() {
+    let plugin = Plugin::<Backends>::load(&built_library("bellhop_backend_cpu")).unwrap();
+    let request = OpenRequest {
+        device: 0,
+        threads: 1,
+        options: "pinned = true".into(),
+    };
+    let e = plugin
+        .open(&request)
+        .err()
+        .expect("the cpu backend takes no options");
+    assert_eq!(e.error.kind, ErrorKind::OPTIONS);
+    assert!(e.to_string().contains("unknown option `pinned`"), "{e}");
+}
+
+#[test]
+fn panics_stop_at_the_boundary() {
+    let plugin = Plugin::<Backends>::load(&built_library("fixture_panicking_backend")).unwrap();
+    let backend = plugin
+        .open(&OpenRequest {
+            device: 0,
+            threads: 1,
+            options: "".into(),
+        })
+        .unwrap();
+    for _ in 0..2 {
+        let e = backend.msm_g1(&[], &[]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::PANIC);
+        assert!(
+            e.message
+                .contains("panicked in `msm_g1`: msm_g1 exploded on purpose"),
+            "{e}"
+        );
+    }
+    let e = backend.compute_h(&mut [], &mut [], &mut []).unwrap_err();
+    assert!(e.message.contains("compute_h exploded on purpose"), "{e}");
+}
+
+#[test]
+fn loading_twice_gives_the_same_plugin() {
+    let path = built_library("bellhop_backend_cpu");
+    let a = Plugin::<Backends>::load(&path).unwrap();
+    let b = Plugin::<Backends>::find(path.to_str().unwrap(), &build_dir()).unwrap();
+    assert_eq!(a.source, Source::File(path));
+    assert_eq!(a.source, b.source);
+    assert_eq!(a.info.name.as_str(), "cpu");
+}
