@@ -4,7 +4,9 @@ use bellhop_cpu::CpuBackend;
 use bellhop_plugin_api::{
     backend::{self, Backend, BackendPlugin},
     build_info,
+    strategy::{self, Strategy, StrategyPlugin},
 };
+use bellhop_strategy_baseline::Baseline;
 
 use crate::plugins::{Backends, Plugin, Strategies};
 
@@ -15,7 +17,10 @@ pub(crate) fn cpu_backend() -> Plugin<Backends> {
     })
 }
 
-/// The embedded strategies.
+/// The embedded strategies: `baseline`.
 pub(crate) fn strategies() -> Vec<Plugin<Strategies>> {
-    Vec::new()
+    vec![Plugin::embedded(
+        strategy::info::<Baseline>(build_info!()),
+        |request| Baseline::open(request).map(|s| Box::new(s) as Box<dyn Strategy>),
+    )]
 }

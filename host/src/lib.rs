@@ -3,9 +3,19 @@
 //!
 //! - [`plugins`]: finding, loading and opening backend and strategy plugins;
 //! - [`config`]: the operator's `bellhop.toml`;
+//! - [`params`]: parameter files in bellperson's format;
+//! - [`prover`]: one Groth16 proof over any backend; [`pipeline`]: many, overlapped;
+//! - [`phases`]: per-proof phase tables from tracing spans; [`stats`]: summaries;
 //! - [`cli`]: the `bellhop` command line.
 
 pub mod cli;
 pub mod config;
+pub mod dealloc;
 mod embedded;
+pub mod params;
+pub mod phases;
+pub mod pipeline;
 pub mod plugins;
+pub mod prover;
+pub mod session;
+pub mod stats;

@@ -60,6 +60,22 @@ pub fn cast_slice_mut<A: SameLayout<B>, B>(values: &mut [A]) -> &mut [B] {
     unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<B>(), values.len()) }
 }
 
+/// Reinterprets a vector as a vector of its layout twin, reusing its allocation.
+#[cfg(feature = "blstrs")]
+pub fn cast_vec<A: SameLayout<B>, B>(values: Vec<A>) -> Vec<B> {
+    let mut values = std::mem::ManuallyDrop::new(values);
+    // SAFETY: equal size and alignment (`SameLayout`) mean the allocation has the layout
+    // a `Vec<B>` of the same capacity expects; ownership moves from `values`, which is
+    // never dropped.
+    unsafe {
+        Vec::from_raw_parts(
+            values.as_mut_ptr().cast::<B>(),
+            values.len(),
+            values.capacity(),
+        )
+    }
+}
+
 #[cfg(all(test, feature = "blstrs"))]
 mod tests {
     use super::*;

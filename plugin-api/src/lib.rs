@@ -26,7 +26,7 @@ pub mod version;
 
 pub use convert::SameLayout;
 #[cfg(feature = "blstrs")]
-pub use convert::{cast, cast_slice, cast_slice_mut};
+pub use convert::{cast, cast_slice, cast_slice_mut, cast_vec};
 pub use error::{ErrorKind, PluginError};
 pub use info::{
     BuildInfo, Capabilities, Description, DeviceInfo, OpenRequest, PhaseTiming, PluginHeader,

@@ -146,3 +146,13 @@ fn loading_twice_gives_the_same_plugin() {
     assert_eq!(a.source, b.source);
     assert_eq!(a.info.name.as_str(), "cpu");
 }
+
+#[test]
+fn strategy_where_a_backend_is_expected() {
+    let e = load_error::<Backends>(&built_library("bellhop_strategy_baseline"));
+    assert!(
+        e.contains("is a strategy plugin, but a backend is expected here"),
+        "{e}"
+    );
+    assert!(e.contains("[synthesis] strategy"), "{e}");
+}

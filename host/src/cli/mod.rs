@@ -1,14 +1,23 @@
 //! The `bellhop` command line.
 
+mod bench;
 mod conformance;
+mod demo;
+mod params;
 mod plugins;
+mod prove;
 
 use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use tracing_subscriber::{layer::SubscriberExt, util::SubscriberInitExt, EnvFilter, Layer as _};
 
-use crate::{config::Config, plugins::plugin_dir};
+use crate::{
+    config::Config,
+    phases::{PhaseLayer, PhaseLog},
+    plugins::plugin_dir,
+};
 
 /// Bellhop: Groth16 proofs on pluggable backends.
 #[derive(Debug, Parser)]
@@ -24,6 +33,17 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Prove a built-in circuit on the embedded CPU backend with fresh parameters.
+    Demo(demo::Args),
+    /// Generate or inspect parameter files.
+    #[command(subcommand)]
+    Params(params::Command),
+    /// Prove circuits of the catalog with the configured backend and strategy.
+    Prove(prove::ProveArgs),
+    /// Verify proofs against a parameter file's verifying key.
+    Verify(prove::VerifyArgs),
+    /// Prove N times and report the median and spread of every phase.
+    Bench(bench::Args),
     /// List the backend and strategy plugins: embedded ones and those in the plugin directory.
     Plugins(plugins::Args),
     /// Check a backend plugin's primitives against the CPU references.
@@ -37,19 +57,39 @@ impl Cli {
             Some(path) => Config::load(path)?,
             None => Config::default(),
         };
+        let phases = PhaseLog::default();
+        tracing_subscriber::registry()
+            .with(PhaseLayer::new(phases.clone()))
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::io::stderr)
+                    .with_filter(
+                        EnvFilter::try_from_default_env()
+                            .unwrap_or_else(|_| EnvFilter::new("warn")),
+                    ),
+            )
+            .init();
         let context = Context {
             plugin_dir: plugin_dir(config.plugins.dir.as_deref()),
             config,
+            phases,
         };
         match self.command {
+            Command::Demo(args) => demo::run(&context, &args),
+            Command::Params(command) => params::run(&context, command),
+            Command::Prove(args) => prove::prove(&context, &args),
+            Command::Verify(args) => prove::verify(&args),
+            Command::Bench(args) => bench::run(&context, &args),
             Command::Plugins(args) => plugins::run(&context, &args),
             Command::Conformance(args) => conformance::run(&context, &args),
         }
     }
 }
 
-/// What every command gets: the validated config and the resolved plugin directory.
+/// What every command gets: the validated config, the resolved plugin directory and the
+/// phase records of the tracing layer.
 struct Context {
     config: Config,
     plugin_dir: PathBuf,
+    phases: PhaseLog,
 }

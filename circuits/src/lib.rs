@@ -1,0 +1,248 @@
+//! The circuit catalog: named, sized circuits, each with a deterministic witness.
+//!
+//! A circuit is named by a spec string `name:parameter`; the parameter may be written as
+//! a number or as a power of two (`chain:2^16`):
+//! - `chain:N`: N squaring constraints `x_{i+1} = x_i^2 + i`, one public output;
+//! - `sha256-merkle:DEPTH`: a Merkle inclusion proof with bellpepper's SHA-256 gadget
+//!   (Boolean-heavy, like PoRep's tree_d), about 59,000 constraints a level;
+//! - `poseidon-merkle:DEPTH`: a binary Merkle path with neptune's Poseidon gadget (like
+//!   tree_c / tree_r), about 300 constraints a level.
+//!
+//! Together they reach from about 2^10 to 2^24 constraints and beyond.
+
+mod chain;
+mod poseidon_merkle;
+mod sha256_merkle;
+
+use std::{fmt, str::FromStr};
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+pub use chain::Chain;
+pub use poseidon_merkle::PoseidonMerkle;
+pub use sha256_merkle::Sha256Merkle;
+
+/// A circuit of the catalog and its size parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CircuitSpec {
+    /// `chain:N`.
+    Chain {
+        /// Squaring constraints.
+        length: usize,
+    },
+    /// `sha256-merkle:DEPTH`.
+    Sha256Merkle {
+        /// Tree levels on the path.
+        depth: usize,
+    },
+    /// `poseidon-merkle:DEPTH`.
+    PoseidonMerkle {
+        /// Tree levels on the path.
+        depth: usize,
+    },
+}
+
+/// A spec string that names no catalog circuit.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SpecError {
+    /// Not `name:parameter`.
+    #[error("circuit `{0}` is not of the form name:parameter (e.g. chain:65536, sha256-merkle:4, poseidon-merkle:20)")]
+    Form(String),
+    /// An unknown name.
+    #[error("unknown circuit `{0}`; the catalog has chain:N, sha256-merkle:DEPTH and poseidon-merkle:DEPTH")]
+    Name(String),
+    /// A parameter that is not a number or out of range.
+    #[error("bad parameter `{value}` for {name}: {why}")]
+    Parameter {
+        /// The circuit name.
+        name: String,
+        /// The parameter as given.
+        value: String,
+        /// What is wrong and what is allowed.
+        why: String,
+    },
+}
+
+impl CircuitSpec {
+    /// The catalog's names, as specs take them.
+    pub const NAMES: [&'static str; 3] = ["chain", "sha256-merkle", "poseidon-merkle"];
+
+    /// The circuit with its witness derived from `seed`, and its public inputs
+    /// (without the leading constant one).
+    pub fn instance(&self, seed: u64) -> Instance {
+        let rng = &mut ChaCha8Rng::seed_from_u64(seed);
+        let circuit = match *self {
+            CircuitSpec::Chain { length } => CatalogCircuit::Chain(Chain::random(length, rng)),
+            CircuitSpec::Sha256Merkle { depth } => {
+                CatalogCircuit::Sha256Merkle(Sha256Merkle::random(depth, rng))
+            }
+            CircuitSpec::PoseidonMerkle { depth } => {
+                CatalogCircuit::PoseidonMerkle(PoseidonMerkle::random(depth, rng))
+            }
+        };
+        let public_inputs = match &circuit {
+            CatalogCircuit::Chain(c) => c.public_inputs(),
+            CatalogCircuit::Sha256Merkle(c) => c.public_inputs(),
+            CatalogCircuit::PoseidonMerkle(c) => c.public_inputs(),
+        };
+        Instance {
+            circuit,
+            public_inputs,
+        }
+    }
+
+    fn parse_parameter(name: &str, value: &str, max: usize) -> Result<usize, SpecError> {
+        let bad = |why: String| SpecError::Parameter {
+            name: name.into(),
+            value: value.into(),
+            why,
+        };
+        let n = match value.split_once('^') {
+            Some(("2", exp)) => {
+                let exp: u32 = exp
+                    .parse()
+                    .map_err(|_| bad("the exponent of 2^k must be a number".into()))?;
+                1usize
+                    .checked_shl(exp)
+                    .filter(|_| exp < usize::BITS)
+                    .ok_or_else(|| bad("too large".into()))?
+            }
+            Some(_) => return Err(bad("only powers of two may be written with ^ (2^k)".into())),
+            None => value.parse().map_err(|_| bad("not a number".into()))?,
+        };
+        if n == 0 || n > max {
+            return Err(bad(format!("must be between 1 and {max}")));
+        }
+        Ok(n)
+    }
+}
+
+impl FromStr for CircuitSpec {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        let (name, value) = s.split_once(':').ok_or_else(|| SpecError::Form(s.into()))?;
+        match name {
+            "chain" => Ok(Self::Chain {
+                length: Self::parse_parameter(name, value, 1 << 28)?,
+            }),
+            "sha256-merkle" => Ok(Self::Sha256Merkle {
+                depth: Self::parse_parameter(name, value, 4096)?,
+            }),
+            "poseidon-merkle" => Ok(Self::PoseidonMerkle {
+                depth: Self::parse_parameter(name, value, 1 << 20)?,
+            }),
+            _ => Err(SpecError::Name(name.into())),
+        }
+    }
+}
+
+impl fmt::Display for CircuitSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Chain { length } => write!(f, "chain:{length}"),
+            Self::Sha256Merkle { depth } => write!(f, "sha256-merkle:{depth}"),
+            Self::PoseidonMerkle { depth } => write!(f, "poseidon-merkle:{depth}"),
+        }
+    }
+}
+
+/// A circuit with its witness, and the public inputs a verifier checks it against.
+pub struct Instance {
+    /// The circuit.
+    pub circuit: CatalogCircuit,
+    /// The public inputs, without the leading constant one.
+    pub public_inputs: Vec<Scalar>,
+}
+
+/// Any circuit of the catalog.
+pub enum CatalogCircuit {
+    /// See [`Chain`].
+    Chain(Chain),
+    /// See [`Sha256Merkle`].
+    Sha256Merkle(Sha256Merkle),
+    /// See [`PoseidonMerkle`].
+    PoseidonMerkle(PoseidonMerkle),
+}
+
+impl Circuit<Scalar> for CatalogCircuit {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        match self {
+            CatalogCircuit::Chain(c) => c.synthesize(cs),
+            CatalogCircuit::Sha256Merkle(c) => c.synthesize(cs),
+            CatalogCircuit::PoseidonMerkle(c) => c.synthesize(cs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bellpepper_core::util_cs::test_cs::TestConstraintSystem;
+
+    #[test]
+    fn specs_parse_and_print() {
+        assert_eq!(
+            "chain:2^16".parse(),
+            Ok(CircuitSpec::Chain { length: 65536 })
+        );
+        assert_eq!(
+            "sha256-merkle:3".parse(),
+            Ok(CircuitSpec::Sha256Merkle { depth: 3 })
+        );
+        assert_eq!(
+            CircuitSpec::PoseidonMerkle { depth: 20 }.to_string(),
+            "poseidon-merkle:20"
+        );
+        for spec in ["chain:1000", "sha256-merkle:2", "poseidon-merkle:7"] {
+            assert_eq!(spec.parse::<CircuitSpec>().unwrap().to_string(), spec);
+        }
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_wrong() {
+        let e = |s: &str| s.parse::<CircuitSpec>().unwrap_err().to_string();
+        assert!(e("chain").contains("name:parameter"));
+        assert!(e("chian:5").contains("unknown circuit `chian`"));
+        assert!(e("chain:abc").contains("not a number"));
+        assert!(e("chain:0").contains("between 1 and"));
+        assert!(e("chain:3^4").contains("powers of two"));
+    }
+
+    /// Every catalog circuit is satisfied by its witness, with the public inputs it reports.
+    #[test]
+    fn witnesses_satisfy_their_circuits() {
+        for (spec, constraints) in [
+            ("chain:1000", 1000),
+            ("sha256-merkle:2", 2 * 59_000),
+            ("poseidon-merkle:5", 5 * 300),
+        ] {
+            let instance = spec.parse::<CircuitSpec>().unwrap().instance(7);
+            let mut cs = TestConstraintSystem::<Scalar>::new();
+            instance.circuit.synthesize(&mut cs).unwrap();
+            assert!(cs.is_satisfied(), "{spec}: {:?}", cs.which_is_unsatisfied());
+            assert!(cs.verify(&instance.public_inputs), "{spec}: public inputs");
+            let n = cs.num_constraints();
+            assert!(
+                n * 10 >= constraints * 8 && n * 10 <= constraints * 12,
+                "{spec}: {n} constraints"
+            );
+        }
+    }
+
+    #[test]
+    fn seeds_change_witnesses_not_shapes() {
+        let spec: CircuitSpec = "poseidon-merkle:3".parse().unwrap();
+        assert_ne!(
+            spec.instance(1).public_inputs,
+            spec.instance(2).public_inputs
+        );
+        assert_eq!(
+            spec.instance(1).public_inputs,
+            spec.instance(1).public_inputs
+        );
+    }
+}

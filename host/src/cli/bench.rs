@@ -1,0 +1,112 @@
+//! `bellhop bench`: N proofs after warm-up, with the median and spread of every phase.
+
+use std::{process::ExitCode, time::Instant};
+
+use anyhow::Result;
+use bellhop_circuits::CircuitSpec;
+use serde_json::json;
+
+use super::{prove::batches, Context};
+use crate::{
+    phases::{PhaseTable, PHASES},
+    pipeline::{prove_batches, PipelineOptions, Randomness},
+    session::{load_params, Session},
+    stats::Summary,
+};
+
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// The circuit, e.g. chain:65536.
+    circuit: String,
+    /// Measured proofs.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Proofs before measuring (thread pools, twiddle tables, page faults).
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// The parameter file (default: the circuit's file in `[params] dir`).
+    #[arg(long)]
+    params: Option<std::path::PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
+    let spec: CircuitSpec = args.circuit.parse()?;
+    let session = Session::open(&context.config, &context.plugin_dir)?;
+    let srs = load_params(&context.config, &spec.to_string(), args.params.as_deref())?;
+    let options = PipelineOptions {
+        lookahead: context.config.pipeline.lookahead,
+        verify: context.config.pipeline.verify,
+        randomness: Randomness::Os,
+    };
+    let total = args.warmup + args.runs;
+    let bar = indicatif::ProgressBar::new(total as u64);
+    bar.set_style(indicatif::ProgressStyle::with_template(
+        "{msg} [{bar:30}] {pos}/{len} proofs, {elapsed}",
+    )?);
+    bar.set_message(format!("bench {spec} on {}", session.backend_name));
+    let start = Instant::now();
+    prove_batches(
+        session.backend.as_ref(),
+        session.strategy.as_ref(),
+        &srs,
+        batches(&spec, 0, total, 1),
+        &options,
+        &|_| bar.inc(1),
+    )?;
+    let wall = start.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    let table = PhaseTable::from_records(&context.phases.take(), total);
+    let measured = &table.proofs[args.warmup..];
+    let summaries: Vec<(String, Summary)> = PHASES
+        .iter()
+        .map(|phase| {
+            (
+                phase.to_string(),
+                Summary::of(
+                    measured
+                        .iter()
+                        .map(|row| row.get(*phase).copied().unwrap_or(0.0)),
+                ),
+            )
+        })
+        .collect();
+    if args.json {
+        let phases: serde_json::Map<_, _> = summaries
+            .iter()
+            .map(|(p, s)| (p.clone(), serde_json::to_value(s).expect("plain numbers")))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "circuit": spec.to_string(), "backend": session.backend_name, "strategy": session.strategy_name,
+                "warmup": args.warmup, "runs": args.runs, "wall_seconds": wall, "phases": phases, "per_proof": measured,
+            }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{spec}: {} runs after {} warm-up on {} with {}",
+        args.runs, args.warmup, session.backend_name, session.strategy_name
+    );
+    println!(
+        "{:<10} {:>10} {:>10} {:>10} {:>8}",
+        "phase", "median s", "min s", "max s", "spread"
+    );
+    for (phase, s) in &summaries {
+        println!(
+            "{phase:<10} {:>10.4} {:>10.4} {:>10.4} {:>7.1}%",
+            s.median,
+            s.min,
+            s.max,
+            s.spread_percent()
+        );
+    }
+    println!(
+        "wall time {wall:.2} s for {total} proofs ({:.3} s per proof)",
+        wall / total as f64
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,224 @@
+//! `bellhop prove` and `bellhop verify`.
+
+use std::{
+    fs::File,
+    io::{BufReader, Write},
+    path::PathBuf,
+    process::ExitCode,
+    time::Instant,
+};
+
+use anyhow::{bail, Context as _, Result};
+use bellhop_circuits::CircuitSpec;
+use bellhop_plugin_api::strategy::Job;
+use bellperson::groth16::{prepare_verifying_key, verify_proof, Proof, VerifyingKey};
+use blstrs::{Bls12, Scalar};
+
+use super::Context;
+use crate::{
+    phases::PhaseTable,
+    pipeline::{prove_batches, PipelineOptions, ProvedJob, Randomness},
+    session::{load_params, Session},
+};
+
+#[derive(Debug, clap::Args)]
+pub(super) struct ProveArgs {
+    /// The circuit, e.g. chain:65536 or sha256-merkle:2.
+    circuit: String,
+    /// The witness seed of the first proof; proof i uses seed + i.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// How many proofs.
+    #[arg(long, default_value_t = 1)]
+    count: usize,
+    /// Jobs synthesized together in one strategy call.
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
+    /// The parameter file (default: the circuit's file in `[params] dir`).
+    #[arg(long)]
+    params: Option<PathBuf>,
+    /// Write the proofs here, 192 bytes each (bellperson's encoding), in order.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write the public inputs here: one line per proof, hex field elements (big-endian).
+    #[arg(long)]
+    inputs: Option<PathBuf>,
+    /// Print each proof's public inputs.
+    #[arg(long)]
+    print_inputs: bool,
+    /// Print the phase table as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Jobs for `count` proofs of `spec` from `seed`, in batches of `batch`.
+pub(super) fn batches(spec: &CircuitSpec, seed: u64, count: usize, batch: usize) -> Vec<Vec<Job>> {
+    let jobs: Vec<Job> = (0..count as u64)
+        .map(|i| Job {
+            circuit: spec.to_string().into(),
+            seed: seed + i,
+            input: Default::default(),
+        })
+        .collect();
+    jobs.chunks(batch.max(1)).map(<[Job]>::to_vec).collect()
+}
+
+/// A field element as 0x-prefixed big-endian hex.
+pub(super) fn hex(x: &Scalar) -> String {
+    format!(
+        "0x{}",
+        x.to_bytes_be()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    )
+}
+
+fn parse_hex(s: &str) -> Result<Scalar> {
+    let digits = s.strip_prefix("0x").unwrap_or(s);
+    if digits.len() != 64 {
+        bail!("`{s}` is not a 32-byte hex field element");
+    }
+    let mut bytes = [0u8; 32];
+    for (i, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&digits[2 * i..2 * i + 2], 16)
+            .with_context(|| format!("`{s}` is not hex"))?;
+    }
+    Option::from(Scalar::from_bytes_be(&bytes))
+        .with_context(|| format!("`{s}` is not below the field modulus"))
+}
+
+pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
+    let spec: CircuitSpec = args.circuit.parse()?;
+    let session = Session::open(&context.config, &context.plugin_dir)?;
+    let srs = load_params(&context.config, &spec.to_string(), args.params.as_deref())?;
+    let options = PipelineOptions {
+        lookahead: context.config.pipeline.lookahead,
+        verify: context.config.pipeline.verify,
+        randomness: Randomness::Os,
+    };
+    eprintln!(
+        "proving {} x {spec} on {} with {}",
+        args.count, session.backend_name, session.strategy_name
+    );
+    let start = Instant::now();
+    let proved = prove_batches(
+        session.backend.as_ref(),
+        session.strategy.as_ref(),
+        &srs,
+        batches(&spec, args.seed, args.count, args.batch),
+        &options,
+        &|_| {},
+    )?;
+    let elapsed = start.elapsed();
+    write_outputs(args, &proved)?;
+    let table = PhaseTable::from_records(&context.phases.take(), proved.len());
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&table)?);
+    } else {
+        print!("{table}");
+        let verified = if options.verify {
+            ", each verified"
+        } else {
+            " (verification off)"
+        };
+        println!(
+            "{} proof(s) in {:.3} s{verified}",
+            proved.len(),
+            elapsed.as_secs_f64()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_outputs(args: &ProveArgs, proved: &[ProvedJob]) -> Result<()> {
+    if let Some(path) = &args.out {
+        let bytes: Vec<u8> = proved.iter().flat_map(ProvedJob::proof_bytes).collect();
+        std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let lines: Vec<String> = proved
+        .iter()
+        .map(|p| {
+            p.public_inputs
+                .iter()
+                .map(hex)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    if let Some(path) = &args.inputs {
+        let mut file =
+            File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+        for line in &lines {
+            writeln!(file, "{line}")?;
+        }
+    }
+    if args.print_inputs {
+        for (p, line) in proved.iter().zip(&lines) {
+            println!("proof {} public inputs: {line}", p.index);
+        }
+    }
+    Ok(())
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct VerifyArgs {
+    /// The parameter file whose verifying key to use.
+    #[arg(long)]
+    params: PathBuf,
+    /// The proofs: 192 bytes each, concatenated.
+    #[arg(long)]
+    proof: PathBuf,
+    /// The public inputs: one line per proof, hex field elements.
+    #[arg(long)]
+    inputs: PathBuf,
+}
+
+pub(super) fn verify(args: &VerifyArgs) -> Result<ExitCode> {
+    let file = File::open(&args.params)
+        .with_context(|| format!("cannot open {}", args.params.display()))?;
+    let vk = VerifyingKey::<Bls12>::read(BufReader::new(file)).with_context(|| {
+        format!(
+            "{} does not start with a verifying key",
+            args.params.display()
+        )
+    })?;
+    let pvk = prepare_verifying_key(&vk);
+    let proofs = std::fs::read(&args.proof)
+        .with_context(|| format!("cannot read {}", args.proof.display()))?;
+    if proofs.is_empty() || proofs.len() % 192 != 0 {
+        bail!(
+            "{} holds {} bytes, not a whole number of 192-byte proofs",
+            args.proof.display(),
+            proofs.len()
+        );
+    }
+    let inputs = std::fs::read_to_string(&args.inputs)
+        .with_context(|| format!("cannot read {}", args.inputs.display()))?;
+    let lines: Vec<&str> = inputs.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.len() != proofs.len() / 192 {
+        bail!(
+            "{} proofs but {} lines of public inputs",
+            proofs.len() / 192,
+            lines.len()
+        );
+    }
+    let mut all_valid = true;
+    for (i, (bytes, line)) in proofs.chunks(192).zip(lines).enumerate() {
+        let proof = Proof::<Bls12>::read(bytes)
+            .with_context(|| format!("proof {i} is not a valid encoding"))?;
+        let public: Vec<Scalar> = line
+            .split_whitespace()
+            .map(parse_hex)
+            .collect::<Result<_>>()?;
+        let valid =
+            verify_proof(&pvk, &proof, &public).map_err(|e| anyhow::anyhow!("proof {i}: {e}"))?;
+        println!("proof {i}: {}", if valid { "valid" } else { "INVALID" });
+        all_valid &= valid;
+    }
+    Ok(if all_valid {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

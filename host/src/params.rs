@@ -1,0 +1,340 @@
+//! Groth16 parameters in bellperson's file format: read memory-mapped and decoded in
+//! parallel, checked against the circuit they are used for, and written atomically.
+//!
+//! The format (bellperson's `Parameters::write`): the verifying key (alpha_g1, beta_g1,
+//! beta_g2, gamma_g2, delta_g1, delta_g2 as uncompressed points, then `ic` as a big-endian
+//! u32 count and points), then the sections h, l, a, b_g1 (G1) and b_g2 (G2), each a
+//! count and uncompressed points. Real Filecoin `.params` files are of this format.
+
+use std::{
+    fs::File,
+    io,
+    path::{Path, PathBuf},
+};
+
+use bellhop_plugin_api::strategy::Assignment;
+use bellperson::groth16::{self, prepare_verifying_key, PreparedVerifyingKey, VerifyingKey};
+use blstrs::{Bls12, G1Affine, G2Affine};
+use group::UncompressedEncoding;
+use rayon::prelude::*;
+
+const G1_BYTES: usize = 96;
+const G2_BYTES: usize = 192;
+/// alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2.
+const VK_FIXED_BYTES: usize = 3 * G1_BYTES + 3 * G2_BYTES;
+
+/// A parameter file that cannot be used. Each message names the file and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ParamsError {
+    /// The file is missing or unreadable.
+    #[error("cannot open parameter file `{}`: {error}; generate it with `bellhop params gen {circuit}`", .path.display())]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The circuit it was looked up for.
+        circuit: String,
+        /// Why.
+        error: io::Error,
+    },
+    /// The file ends before a section does.
+    #[error(
+        "parameter file `{}` is truncated: section `{section}` needs bytes up to offset {needed}, \
+         but the file has {actual}; regenerate or re-download it",
+        .path.display()
+    )]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// The section that does not fit.
+        section: &'static str,
+        /// The offset the section ends at.
+        needed: u64,
+        /// The file's length.
+        actual: u64,
+    },
+    /// Bytes after the last section.
+    #[error("parameter file `{}` has {extra} bytes after its last section; it is not a bellperson parameter file", .path.display())]
+    Trailing {
+        /// The file.
+        path: PathBuf,
+        /// How many.
+        extra: u64,
+    },
+    /// A point that does not decode.
+    #[error(
+        "parameter file `{}` is corrupt: point {index} of section `{section}` is not a valid curve point; \
+         regenerate or re-download it",
+        .path.display()
+    )]
+    BadPoint {
+        /// The file.
+        path: PathBuf,
+        /// The section.
+        section: &'static str,
+        /// The point's index in it.
+        index: usize,
+    },
+    /// Parameters of another circuit.
+    #[error(
+        "parameter file `{}` does not fit circuit {circuit}: {mismatch}; \
+         these are parameters for another circuit — generate matching ones with `bellhop params gen {circuit}`",
+        .path.display()
+    )]
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// The circuit.
+        circuit: String,
+        /// What differs.
+        mismatch: String,
+    },
+    /// Writing failed.
+    #[error("cannot write parameter file `{}`: {error}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: io::Error,
+    },
+}
+
+/// Decoded Groth16 parameters, resident in host memory in the backends' layout.
+pub struct Srs {
+    /// The file they came from.
+    pub path: PathBuf,
+    /// The verifying key.
+    pub vk: VerifyingKey<Bls12>,
+    /// The verifying key, prepared for pairing checks.
+    pub pvk: PreparedVerifyingKey<Bls12>,
+    /// Bases of h: `domain size - 1` of them.
+    pub h: Vec<G1Affine>,
+    /// Bases of the aux variables' L query.
+    pub l: Vec<G1Affine>,
+    /// A query: inputs, then the aux variables A uses.
+    pub a: Vec<G1Affine>,
+    /// B query in G1: the inputs B uses, then the aux variables B uses.
+    pub b_g1: Vec<G1Affine>,
+    /// B query in G2, as `b_g1`.
+    pub b_g2: Vec<G2Affine>,
+}
+
+/// Reads big-endian u32 section counts and slices sections out of the mapped file.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+    path: &'a Path,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, section: &'static str, len: usize) -> Result<&'a [u8], ParamsError> {
+        let end = self
+            .offset
+            .checked_add(len)
+            .filter(|&end| end <= self.bytes.len())
+            .ok_or(ParamsError::Truncated {
+                path: self.path.to_path_buf(),
+                section,
+                needed: self.offset as u64 + len as u64,
+                actual: self.bytes.len() as u64,
+            })?;
+        let out = &self.bytes[self.offset..end];
+        self.offset = end;
+        Ok(out)
+    }
+
+    fn count(&mut self, section: &'static str) -> Result<usize, ParamsError> {
+        let bytes = self.take(section, 4)?;
+        Ok(u32::from_be_bytes(bytes.try_into().expect("took 4 bytes")) as usize)
+    }
+
+    fn section(
+        &mut self,
+        section: &'static str,
+        point_bytes: usize,
+    ) -> Result<&'a [u8], ParamsError> {
+        let count = self.count(section)?;
+        self.take(section, count.saturating_mul(point_bytes))
+    }
+}
+
+/// Decodes uncompressed points in parallel; `checked` adds the subgroup check.
+fn decode<G>(
+    path: &Path,
+    section: &'static str,
+    bytes: &[u8],
+    checked: bool,
+) -> Result<Vec<G>, ParamsError>
+where
+    G: UncompressedEncoding + Send,
+{
+    let size = std::mem::size_of::<G::Uncompressed>();
+    bytes
+        .par_chunks_exact(size)
+        .enumerate()
+        .map(|(index, chunk)| {
+            let bad = || ParamsError::BadPoint {
+                path: path.to_path_buf(),
+                section,
+                index,
+            };
+            let mut repr = G::Uncompressed::default();
+            repr.as_mut().copy_from_slice(chunk);
+            let point = if checked {
+                G::from_uncompressed(&repr)
+            } else {
+                G::from_uncompressed_unchecked(&repr)
+            };
+            Option::from(point).ok_or_else(bad)
+        })
+        .collect()
+}
+
+impl Srs {
+    /// Reads the parameter file at `path` for `circuit` (named in errors), memory-mapped
+    /// and decoded in parallel. `checked` also checks that every point is in its subgroup.
+    pub fn read(path: &Path, circuit: &str, checked: bool) -> Result<Self, ParamsError> {
+        let open = |error| ParamsError::Open {
+            path: path.to_path_buf(),
+            circuit: circuit.into(),
+            error,
+        };
+        let file = File::open(path).map_err(open)?;
+        // SAFETY: the map is read-only and lives only inside this function; parameter
+        // files are not modified while in use (they are written to a temporary name and
+        // renamed into place), so the bytes cannot change under the decoder.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(open)?;
+        let mut cursor = Cursor {
+            bytes: &map,
+            offset: 0,
+            path,
+        };
+
+        let vk_fixed = cursor.take("vk", VK_FIXED_BYTES)?;
+        let ic = cursor.section("vk.ic", G1_BYTES)?;
+        let vk_end = cursor.offset;
+        let h = cursor.section("h", G1_BYTES)?;
+        let l = cursor.section("l", G1_BYTES)?;
+        let a = cursor.section("a", G1_BYTES)?;
+        let b_g1 = cursor.section("b_g1", G1_BYTES)?;
+        let b_g2 = cursor.section("b_g2", G2_BYTES)?;
+        if cursor.offset != map.len() {
+            return Err(ParamsError::Trailing {
+                path: path.into(),
+                extra: (map.len() - cursor.offset) as u64,
+            });
+        }
+        debug_assert_eq!(vk_fixed.len() + 4 + ic.len(), vk_end);
+
+        let vk =
+            VerifyingKey::<Bls12>::read(&map[..vk_end]).map_err(|_| ParamsError::BadPoint {
+                path: path.into(),
+                section: "vk",
+                index: 0,
+            })?;
+        let (h, (l, (a, (b_g1, b_g2)))) = rayon::join(
+            || decode(path, "h", h, checked),
+            || {
+                rayon::join(
+                    || decode(path, "l", l, checked),
+                    || {
+                        rayon::join(
+                            || decode(path, "a", a, checked),
+                            || {
+                                rayon::join(
+                                    || decode(path, "b_g1", b_g1, checked),
+                                    || decode(path, "b_g2", b_g2, checked),
+                                )
+                            },
+                        )
+                    },
+                )
+            },
+        );
+        let pvk = prepare_verifying_key(&vk);
+        Ok(Self {
+            path: path.into(),
+            vk,
+            pvk,
+            h: h?,
+            l: l?,
+            a: a?,
+            b_g1: b_g1?,
+            b_g2: b_g2?,
+        })
+    }
+
+    /// Checks that these parameters were made for a circuit of `assignment`'s shape.
+    pub fn check_fits(&self, assignment: &Assignment, circuit: &str) -> Result<(), ParamsError> {
+        let domain = assignment.a.len().next_power_of_two();
+        let inputs = assignment.inputs.len();
+        let b_inputs = assignment.b_input_density.count();
+        let b = b_inputs + assignment.b_aux_density.count();
+        let checks = [
+            (
+                "public inputs (the constant one included)",
+                "vk.ic",
+                inputs,
+                self.vk.ic.len(),
+            ),
+            ("h bases (domain size - 1)", "h", domain - 1, self.h.len()),
+            ("private variables", "l", assignment.aux.len(), self.l.len()),
+            (
+                "A-query variables",
+                "a",
+                inputs + assignment.a_aux_density.count(),
+                self.a.len(),
+            ),
+            ("B-query variables", "b_g1", b, self.b_g1.len()),
+            ("B-query variables", "b_g2", b, self.b_g2.len()),
+        ];
+        for (what, section, circuit_has, params_have) in checks {
+            if circuit_has != params_have {
+                return Err(ParamsError::Mismatch {
+                    path: self.path.clone(),
+                    circuit: circuit.into(),
+                    mismatch: format!(
+                        "the circuit has {circuit_has} {what}, the parameters' `{section}` section has {params_have}"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `params` to `path` atomically: to a temporary file beside it, then renamed.
+pub fn write(params: &groth16::Parameters<Bls12>, path: &Path) -> Result<(), ParamsError> {
+    let fail = |error| ParamsError::Write {
+        path: path.to_path_buf(),
+        error,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    let result = (|| {
+        let mut out = io::BufWriter::with_capacity(1 << 22, File::create(&tmp)?);
+        params.write(&mut out)?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(fail)
+}
+
+/// The file name parameters for `circuit` get in the parameter directory.
+pub fn file_name(circuit: &str) -> String {
+    let safe: String = circuit
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("bellhop-{safe}.params")
+}

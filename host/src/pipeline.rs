@@ -1,0 +1,205 @@
+//! The proving pipeline: synthesis of the next batches overlaps proving of the current
+//! one (bounded lookahead); every proof is verified before it is returned (unless turned
+//! off); large buffers are freed off the hot path.
+
+use std::sync::mpsc::sync_channel;
+
+use bellhop_plugin_api::{
+    backend::Backend,
+    strategy::{Assignment, Job, Strategy},
+    PluginError,
+};
+use bellperson::groth16::Proof;
+use blstrs::{Bls12, Scalar};
+use ff::Field;
+use rand::rngs::OsRng;
+use tracing::info_span;
+
+use crate::{
+    dealloc::Dealloc,
+    params::Srs,
+    phases::record_subphase,
+    prover::{self, Blinding, ProveError},
+};
+
+/// Why a run of the pipeline failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The strategy failed.
+    #[error("synthesis of batch {batch} failed: {error}")]
+    Synthesis {
+        /// The batch.
+        batch: usize,
+        /// The strategy's error.
+        error: PluginError,
+    },
+    /// The strategy returned another number of assignments than jobs.
+    #[error("the strategy returned {got} assignments for {expected} jobs")]
+    Count {
+        /// Jobs given.
+        expected: usize,
+        /// Assignments returned.
+        got: usize,
+    },
+    /// A proof failed.
+    #[error("proof {index}: {error}")]
+    Prove {
+        /// The proof's index in the run.
+        index: usize,
+        /// Why.
+        error: ProveError,
+    },
+}
+
+/// Where `r` and `s` come from.
+#[derive(Clone, Debug)]
+pub enum Randomness {
+    /// Fresh from the operating system's CSPRNG for every proof.
+    Os,
+    /// Fixed, one pair per proof in order (for tests against bellperson).
+    Fixed(Vec<Blinding>),
+}
+
+impl Randomness {
+    fn blinding(&self, index: usize) -> Blinding {
+        match self {
+            Randomness::Os => Blinding {
+                r: Scalar::random(OsRng),
+                s: Scalar::random(OsRng),
+            },
+            Randomness::Fixed(pairs) => pairs[index % pairs.len()],
+        }
+    }
+}
+
+/// One finished proof.
+#[derive(Clone, Debug)]
+pub struct ProvedJob {
+    /// The job's index in the run.
+    pub index: usize,
+    /// The circuit.
+    pub circuit: String,
+    /// The proof.
+    pub proof: Proof<Bls12>,
+    /// Its public inputs, without the constant one.
+    pub public_inputs: Vec<Scalar>,
+}
+
+impl ProvedJob {
+    /// The proof in bellperson's 192-byte encoding.
+    pub fn proof_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(192);
+        self.proof
+            .write(&mut out)
+            .expect("writing to a Vec does not fail");
+        out
+    }
+}
+
+/// How the pipeline runs.
+#[derive(Clone, Debug)]
+pub struct PipelineOptions {
+    /// Batches synthesis may run ahead of proving; 0 runs them one after the other.
+    pub lookahead: usize,
+    /// Verify every proof before returning it.
+    pub verify: bool,
+    /// Where `r` and `s` come from.
+    pub randomness: Randomness,
+}
+
+/// Proves `batches` of jobs (each batch synthesized in one strategy call) with `srs`,
+/// calling `on_proof` as each proof is done.
+pub fn prove_batches(
+    backend: &dyn Backend,
+    strategy: &dyn Strategy,
+    srs: &Srs,
+    batches: Vec<Vec<Job>>,
+    options: &PipelineOptions,
+    on_proof: &(dyn Fn(&ProvedJob) + Sync),
+) -> Result<Vec<ProvedJob>, PipelineError> {
+    let dealloc = Dealloc::new();
+    let firsts: Vec<usize> = batches
+        .iter()
+        .scan(0, |next, b| Some(std::mem::replace(next, *next + b.len())))
+        .collect();
+    let synthesize =
+        |batch: usize, jobs: &[Job]| -> Result<Vec<(Job, Assignment)>, PipelineError> {
+            let _batch = info_span!(
+                "batch",
+                first = firsts[batch] as u64,
+                count = jobs.len() as u64
+            )
+            .entered();
+            let _span = info_span!("synthesis").entered();
+            let (assignments, timings) = strategy
+                .synthesize(jobs)
+                .map_err(|error| PipelineError::Synthesis { batch, error })?;
+            for t in timings {
+                record_subphase("synthesis", &t.name, t.nanos);
+            }
+            if assignments.len() != jobs.len() {
+                return Err(PipelineError::Count {
+                    expected: jobs.len(),
+                    got: assignments.len(),
+                });
+            }
+            Ok(jobs.iter().cloned().zip(assignments).collect())
+        };
+    let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
+        for (offset, (job, assignment)) in synthesized.into_iter().enumerate() {
+            let index = firsts[batch] + offset;
+            let _proof = info_span!("proof", index = index as u64).entered();
+            let circuit = job.circuit.to_string();
+            let fail = |error| PipelineError::Prove { index, error };
+            let (proof, public_inputs) = prover::prove(
+                backend,
+                srs,
+                assignment,
+                options.randomness.blinding(index),
+                &circuit,
+                &dealloc,
+            )
+            .map_err(fail)?;
+            if options.verify {
+                prover::verify(srs, &proof, &public_inputs, &circuit).map_err(fail)?;
+            }
+            let proved = ProvedJob {
+                index,
+                circuit,
+                proof,
+                public_inputs,
+            };
+            on_proof(&proved);
+            out.push(proved);
+        }
+        Ok(())
+    };
+
+    let mut proved = Vec::new();
+    if options.lookahead == 0 {
+        for (batch, jobs) in batches.iter().enumerate() {
+            prove(batch, synthesize(batch, jobs)?, &mut proved)?;
+        }
+        return Ok(proved);
+    }
+    std::thread::scope(|scope| {
+        // The synthesis thread holds one finished batch while blocked on a full channel,
+        // so `lookahead - 1` more fit in the channel.
+        let (sender, receiver) = sync_channel(options.lookahead - 1);
+        let parent = tracing::Span::current();
+        scope.spawn(move || {
+            let _parent = parent.entered();
+            for (batch, jobs) in batches.iter().enumerate() {
+                let result = synthesize(batch, jobs);
+                let failed = result.is_err();
+                if sender.send((batch, result)).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        for (batch, synthesized) in receiver {
+            prove(batch, synthesized?, &mut proved)?;
+        }
+        Ok(proved)
+    })
+}

@@ -1,0 +1,206 @@
+//! The Groth16 prover core: one proof from an assignment, over any backend's primitives.
+
+use bellhop_plugin_api::{
+    backend::Backend,
+    cast, cast_slice,
+    strategy::{Assignment, Density},
+    types::Fr,
+    PluginError,
+};
+use bellperson::groth16::{verify_proof, Proof};
+use blstrs::{Bls12, G1Projective, G2Projective, Scalar};
+use group::{prime::PrimeCurveAffine, Curve};
+use tracing::info_span;
+
+use crate::{
+    dealloc::Dealloc,
+    params::{ParamsError, Srs},
+    phases::record_subphase,
+};
+
+/// Why a proof could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ProveError {
+    /// The parameters do not fit the circuit.
+    #[error(transparent)]
+    Params(#[from] ParamsError),
+    /// The backend failed in a phase.
+    #[error("the backend failed in phase {phase}: {error}")]
+    Backend {
+        /// The phase.
+        phase: &'static str,
+        /// The backend's error.
+        error: PluginError,
+    },
+    /// The parameters' delta is the identity: a subverted CRS.
+    #[error("the parameters' delta is the point at infinity (a subverted CRS); regenerate them")]
+    SubvertedParameters,
+    /// The proof does not verify: the backend computed something wrong.
+    #[error(
+        "the proof of {circuit} does not verify: the backend returned wrong results; \
+         run `bellhop conformance` on it, or prove on the cpu backend"
+    )]
+    Unverified {
+        /// The circuit.
+        circuit: String,
+    },
+    /// The verifier itself failed (malformed inputs).
+    #[error("verification of {circuit} failed: {error}")]
+    Verifier {
+        /// The circuit.
+        circuit: String,
+        /// bellperson's error.
+        error: String,
+    },
+}
+
+/// The blinding factors of one proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blinding {
+    /// `r`.
+    pub r: Scalar,
+    /// `s`.
+    pub s: Scalar,
+}
+
+/// The scalars of the variables `density` marks, in order.
+fn select<'a>(values: &'a [Fr], density: &'a Density) -> impl Iterator<Item = Fr> + 'a {
+    values
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| density.get(*i))
+        .map(|(_, v)| *v)
+}
+
+fn phase<T>(name: &'static str, result: Result<T, PluginError>) -> Result<T, ProveError> {
+    result.map_err(|error| ProveError::Backend { phase: name, error })
+}
+
+/// Proves `assignment` of `circuit` with `srs` on `backend`, exactly as bellperson 0.27
+/// does: the same h, the same MSMs, combined with `blinding` in the same way, so that a
+/// fixed `r` and `s` give bellperson's proof bytes. Returns the proof and its public
+/// inputs (without the constant one). Large buffers go to `dealloc`.
+pub fn prove(
+    backend: &dyn Backend,
+    srs: &Srs,
+    assignment: Assignment,
+    blinding: Blinding,
+    circuit: &str,
+    dealloc: &Dealloc,
+) -> Result<(Proof<Bls12>, Vec<Scalar>), ProveError> {
+    srs.check_fits(&assignment, circuit)?;
+    let vk = &srs.vk;
+    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
+        return Err(ProveError::SubvertedParameters);
+    }
+    let Assignment {
+        mut a,
+        mut b,
+        mut c,
+        inputs,
+        aux,
+        a_aux_density,
+        b_input_density,
+        b_aux_density,
+    } = assignment;
+
+    let h = {
+        let _span = info_span!("h").entered();
+        let domain = a.len().next_power_of_two();
+        for v in [&mut a, &mut b, &mut c] {
+            v.resize(domain, Fr::default());
+        }
+        let timings = phase("h", backend.compute_h(&mut a, &mut b, &mut c))?;
+        for t in timings {
+            record_subphase("h", &t.name, t.nanos);
+        }
+        dealloc.drop_later((b, c));
+        a.truncate(domain - 1);
+        a
+    };
+    let msm_h = {
+        let _span = info_span!("msm_h").entered();
+        phase("msm_h", backend.msm_g1(cast_slice(&srs.h), &h)).map(cast::<_, G1Projective>)?
+    };
+    dealloc.drop_later(h);
+    let msm_l = {
+        let _span = info_span!("msm_l").entered();
+        phase("msm_l", backend.msm_g1(cast_slice(&srs.l), &aux)).map(cast::<_, G1Projective>)?
+    };
+    // The A and B queries hold the input bases first, then the aux bases: one MSM each.
+    let a_answer = {
+        let _span = info_span!("msm_a").entered();
+        let scalars: Vec<Fr> = inputs
+            .iter()
+            .copied()
+            .chain(select(&aux, &a_aux_density))
+            .collect();
+        phase("msm_a", backend.msm_g1(cast_slice(&srs.a), &scalars)).map(cast::<_, G1Projective>)?
+    };
+    let b_scalars: Vec<Fr> = select(&inputs, &b_input_density)
+        .chain(select(&aux, &b_aux_density))
+        .collect();
+    let b_g1_answer = {
+        let _span = info_span!("msm_b_g1").entered();
+        phase(
+            "msm_b_g1",
+            backend.msm_g1(cast_slice(&srs.b_g1), &b_scalars),
+        )
+        .map(cast::<_, G1Projective>)?
+    };
+    let b_g2_answer = {
+        let _span = info_span!("msm_b_g2").entered();
+        phase(
+            "msm_b_g2",
+            backend.msm_g2(cast_slice(&srs.b_g2), &b_scalars),
+        )
+        .map(cast::<_, G2Projective>)?
+    };
+    dealloc.drop_later((
+        b_scalars,
+        aux,
+        a_aux_density,
+        b_input_density,
+        b_aux_density,
+    ));
+
+    let Blinding { r, s } = blinding;
+    let g_a = vk.delta_g1 * r + vk.alpha_g1 + a_answer;
+    let g_b = vk.delta_g2 * s + vk.beta_g2 + b_g2_answer;
+    let g_c = a_answer * s
+        + b_g1_answer * r
+        + vk.delta_g1 * (r * s)
+        + vk.alpha_g1 * s
+        + vk.beta_g1 * r
+        + msm_h
+        + msm_l;
+    let proof = Proof {
+        a: g_a.to_affine(),
+        b: g_b.to_affine(),
+        c: g_c.to_affine(),
+    };
+    let public_inputs = cast_slice::<Fr, Scalar>(&inputs[1..]).to_vec();
+    dealloc.drop_later(inputs);
+    Ok((proof, public_inputs))
+}
+
+/// Checks `proof` against `public_inputs` (without the constant one) with bellperson's
+/// verifier and the parameters' verifying key.
+pub fn verify(
+    srs: &Srs,
+    proof: &Proof<Bls12>,
+    public_inputs: &[Scalar],
+    circuit: &str,
+) -> Result<(), ProveError> {
+    let _span = info_span!("verify").entered();
+    match verify_proof(&srs.pvk, proof, public_inputs) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(ProveError::Unverified {
+            circuit: circuit.into(),
+        }),
+        Err(e) => Err(ProveError::Verifier {
+            circuit: circuit.into(),
+            error: e.to_string(),
+        }),
+    }
+}

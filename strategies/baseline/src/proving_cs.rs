@@ -1,0 +1,236 @@
+//! The constraint system that records what Groth16 needs: bellperson's `ProvingAssignment`.
+
+use bellhop_plugin_api::{cast_vec, strategy::Assignment, strategy::Density};
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use ff::Field;
+
+/// A growable density bitmap.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Bits {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Bits {
+    fn with_capacity(bits: usize) -> Self {
+        Self {
+            words: Vec::with_capacity(bits.div_ceil(64)),
+            len: 0,
+        }
+    }
+
+    fn push_unset(&mut self) {
+        if self.len % 64 == 0 {
+            self.words.push(0);
+        }
+        self.len += 1;
+    }
+
+    fn set(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+
+    fn into_density(self) -> Density {
+        Density {
+            words: self.words.into(),
+            len: self.len as u64,
+        }
+    }
+}
+
+/// How much to reserve up front; see the `presized` strategy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capacity {
+    /// Constraints, input constraints included.
+    pub constraints: usize,
+    /// Public inputs, the constant one included.
+    pub inputs: usize,
+    /// Private variables.
+    pub aux: usize,
+}
+
+/// Records, per constraint, the A, B and C evaluations at the witness, the assignment,
+/// and which variables A and B use — exactly as bellperson 0.27's `ProvingAssignment`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProvingCs {
+    a: Vec<Scalar>,
+    b: Vec<Scalar>,
+    c: Vec<Scalar>,
+    inputs: Vec<Scalar>,
+    aux: Vec<Scalar>,
+    a_aux_density: Bits,
+    b_input_density: Bits,
+    b_aux_density: Bits,
+}
+
+/// `sum coeff * value` over the nonzero terms of `lc`, marking the variables it uses.
+fn eval(
+    lc: &LinearCombination<Scalar>,
+    mut input_density: Option<&mut Bits>,
+    mut aux_density: Option<&mut Bits>,
+    inputs: &[Scalar],
+    aux: &[Scalar],
+) -> Scalar {
+    let mut acc = Scalar::ZERO;
+    for (&index, coeff) in lc.iter_inputs() {
+        if !bool::from(coeff.is_zero()) {
+            acc += if *coeff == Scalar::ONE {
+                inputs[index]
+            } else {
+                inputs[index] * coeff
+            };
+            if let Some(d) = input_density.as_deref_mut() {
+                d.set(index);
+            }
+        }
+    }
+    for (&index, coeff) in lc.iter_aux() {
+        if !bool::from(coeff.is_zero()) {
+            acc += if *coeff == Scalar::ONE {
+                aux[index]
+            } else {
+                aux[index] * coeff
+            };
+            if let Some(d) = aux_density.as_deref_mut() {
+                d.set(index);
+            }
+        }
+    }
+    acc
+}
+
+impl ProvingCs {
+    /// An empty system with room reserved for `capacity`.
+    pub fn with_capacity(capacity: Capacity) -> Self {
+        Self {
+            a: Vec::with_capacity(capacity.constraints),
+            b: Vec::with_capacity(capacity.constraints),
+            c: Vec::with_capacity(capacity.constraints),
+            inputs: Vec::with_capacity(capacity.inputs),
+            aux: Vec::with_capacity(capacity.aux),
+            a_aux_density: Bits::with_capacity(capacity.aux),
+            b_input_density: Bits::with_capacity(capacity.inputs),
+            b_aux_density: Bits::with_capacity(capacity.aux),
+        }
+    }
+
+    /// Synthesizes `circuit` as bellperson's prover does: the constant one as input 0,
+    /// the circuit, then one constraint `input * 0 = 0` per input.
+    pub fn synthesize<C: Circuit<Scalar>>(
+        circuit: C,
+        capacity: Capacity,
+    ) -> Result<Self, SynthesisError> {
+        let mut cs = Self::with_capacity(capacity);
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        circuit.synthesize(&mut cs)?;
+        for i in 0..cs.inputs.len() {
+            cs.enforce(
+                || "input",
+                |lc| lc + Variable(Index::Input(i)),
+                |lc| lc,
+                |lc| lc,
+            );
+        }
+        Ok(cs)
+    }
+
+    /// The sizes this system reached.
+    pub fn size(&self) -> Capacity {
+        Capacity {
+            constraints: self.a.len(),
+            inputs: self.inputs.len(),
+            aux: self.aux.len(),
+        }
+    }
+
+    /// The assignment as it crosses the ABI (the vectors move, nothing is copied).
+    pub fn into_assignment(self) -> Assignment {
+        Assignment {
+            a: cast_vec(self.a).into(),
+            b: cast_vec(self.b).into(),
+            c: cast_vec(self.c).into(),
+            inputs: cast_vec(self.inputs).into(),
+            aux: cast_vec(self.aux).into(),
+            a_aux_density: self.a_aux_density.into_density(),
+            b_input_density: self.b_input_density.into_density(),
+            b_aux_density: self.b_aux_density.into_density(),
+        }
+    }
+}
+
+impl ConstraintSystem<Scalar> for ProvingCs {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        self.a_aux_density.push_unset();
+        self.b_aux_density.push_unset();
+        Ok(Variable(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs.push(f()?);
+        self.b_input_density.push_unset();
+        Ok(Variable(Index::Input(self.inputs.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let (a, b, c) = (
+            a(LinearCombination::zero()),
+            b(LinearCombination::zero()),
+            c(LinearCombination::zero()),
+        );
+        // Inputs have full density in A: every input gets an `input * 0 = 0` constraint.
+        let a = eval(
+            &a,
+            None,
+            Some(&mut self.a_aux_density),
+            &self.inputs,
+            &self.aux,
+        );
+        let b = eval(
+            &b,
+            Some(&mut self.b_input_density),
+            Some(&mut self.b_aux_density),
+            &self.inputs,
+            &self.aux,
+        );
+        let c = eval(&c, None, None, &self.inputs, &self.aux);
+        self.a.push(a);
+        self.b.push(b);
+        self.c.push(c);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
