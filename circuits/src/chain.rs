@@ -37,10 +37,10 @@ impl Chain {
             let next = if i + 1 == self.length {
                 cs.alloc_input(|| "output", || Ok(value))?
             } else {
-                cs.alloc(|| "x", || Ok(value))?
+                cs.alloc(|| format!("x{}", i + 1), || Ok(value))?
             };
             cs.enforce(
-                || "square",
+                || format!("square {i}"),
                 |lc| lc + x,
                 |lc| lc + x,
                 |lc| lc + next - (step, CS::one()),

@@ -58,3 +58,130 @@ fn a_bad_config_key_is_named() {
         "{out}"
     );
 }
+
+#[test]
+fn prove_writes_a_proof_that_bellpersons_verifier_accepts() {
+    use bellperson::groth16::{prepare_verifying_key, verify_proof, Proof, VerifyingKey};
+    use blstrs::{Bls12, Scalar};
+
+    let dir = std::env::temp_dir().join(format!("bellhop-cli-prove-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let params = dir.join("chain.params");
+    let (proof_path, inputs_path) = (dir.join("proof.bin"), dir.join("inputs.txt"));
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+
+    let (ok, out) = bellhop(&[
+        "params",
+        "gen",
+        "chain:300",
+        "--out",
+        &path(&params),
+        "--seed",
+        "5",
+    ]);
+    assert!(ok && out.contains("insecure"), "{out}");
+    let (ok, out) = bellhop(&[
+        "prove",
+        "chain:300",
+        "--params",
+        &path(&params),
+        "--seed",
+        "7",
+        "--out",
+        &path(&proof_path),
+        "--inputs",
+        &path(&inputs_path),
+        "--print-inputs",
+    ]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("msm_b_g2") && out.contains("each verified"),
+        "phase table printed:\n{out}"
+    );
+
+    // An outside verifier: bellperson's, with the vk of the file `params gen` wrote and
+    // the public inputs as printed.
+    let proof_bytes = std::fs::read(&proof_path).unwrap();
+    assert_eq!(proof_bytes.len(), 192);
+    let proof = Proof::<Bls12>::read(&proof_bytes[..]).unwrap();
+    let vk = VerifyingKey::<Bls12>::read(std::fs::File::open(&params).unwrap()).unwrap();
+    let printed = out
+        .lines()
+        .find_map(|l| l.strip_prefix("proof 0 public inputs: "))
+        .expect("inputs printed");
+    let inputs: Vec<Scalar> = printed
+        .split_whitespace()
+        .map(|h| {
+            let hex = h.strip_prefix("0x").unwrap();
+            let bytes: Vec<u8> = (0..32)
+                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+                .collect();
+            Scalar::from_bytes_be(&bytes.try_into().unwrap()).unwrap()
+        })
+        .collect();
+    assert_eq!(inputs.len(), 1);
+    assert!(verify_proof(&prepare_verifying_key(&vk), &proof, &inputs).unwrap());
+    // A wrong public input is rejected.
+    assert!(!verify_proof(
+        &prepare_verifying_key(&vk),
+        &proof,
+        &[inputs[0] + Scalar::from(1u64)]
+    )
+    .unwrap());
+
+    let (ok, out) = bellhop(&[
+        "verify",
+        "--params",
+        &path(&params),
+        "--proof",
+        &path(&proof_path),
+        "--inputs",
+        &path(&inputs_path),
+    ]);
+    assert!(ok && out.contains("proof 0: valid"), "{out}");
+    std::fs::write(
+        &inputs_path,
+        format!("{}\n", printed.replace('a', "b").replace('3', "4")),
+    )
+    .unwrap();
+    let (ok, out) = bellhop(&[
+        "verify",
+        "--params",
+        &path(&params),
+        "--proof",
+        &path(&proof_path),
+        "--inputs",
+        &path(&inputs_path),
+    ]);
+    assert!(!ok && out.contains("proof 0: INVALID"), "{out}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn prove_without_parameters_says_how_to_make_them() {
+    let (ok, out) = bellhop(&[
+        "prove",
+        "chain:123",
+        "--params",
+        "/nonexistent/chain.params",
+    ]);
+    assert!(!ok);
+    assert!(
+        out.contains("cannot open parameter file") && out.contains("bellhop params gen chain:123"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_unknown_backend_is_named_with_what_exists() {
+    let dir = std::env::temp_dir().join(format!("bellhop-cli-backend-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("bellhop.toml");
+    std::fs::write(&config, "[backend]\nplugin = \"cdua\"\n").unwrap();
+    let (ok, out) = bellhop(&["--config", config.to_str().unwrap(), "prove", "chain:10"]);
+    assert!(!ok);
+    assert!(
+        out.contains("no backend plugin named `cdua`") && out.contains("available backends: cpu"),
+        "{out}"
+    );
+}

@@ -1,0 +1,69 @@
+//! Whole proofs, synthesis included, Bellhop (embedded CPU backend, baseline strategy)
+//! against bellperson 0.27's CPU prover, on the same circuit and parameters in one run.
+//!
+//! `cargo bench -p bellhop-benches --bench end_to_end`.
+
+use bellhop::{
+    config::Config,
+    params::{self, Srs},
+    pipeline::{prove_batches, PipelineOptions, Randomness},
+    session::Session,
+};
+use bellhop_circuits::CircuitSpec;
+use bellhop_plugin_api::strategy::Job;
+use bellperson::groth16::{create_random_proof, generate_random_parameters};
+use blstrs::Bls12;
+use criterion::{criterion_group, criterion_main, Criterion};
+use rand::{rngs::OsRng, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+fn end_to_end(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let session = Session::open(&Config::default(), dir.path()).expect("the embedded plugins open");
+    let mut group = c.benchmark_group("prove");
+    group.sample_size(10);
+    for circuit in ["chain:2^16", "sha256-merkle:2"] {
+        let spec: CircuitSpec = circuit.parse().expect("a catalog circuit");
+        let params = generate_random_parameters::<Bls12, _, _>(
+            spec.instance(0).circuit,
+            &mut ChaCha20Rng::seed_from_u64(1),
+        )
+        .expect("parameters");
+        let path = dir.path().join(params::file_name(&spec.to_string()));
+        params::write(&params, &path).expect("parameters written");
+        let srs = Srs::read(&path, &spec.to_string(), false).expect("parameters read");
+        let options = PipelineOptions {
+            lookahead: 0,
+            verify: false,
+            randomness: Randomness::Os,
+        };
+        let name = spec.to_string();
+        group.bench_function(format!("bellhop-cpu/{name}"), |b| {
+            b.iter(|| {
+                let jobs = vec![vec![Job {
+                    circuit: name.clone().into(),
+                    seed: 1,
+                    input: Default::default(),
+                }]];
+                prove_batches(
+                    session.backend.as_ref(),
+                    session.strategy.as_ref(),
+                    &srs,
+                    jobs,
+                    &options,
+                    &|_| {},
+                )
+                .expect("a proof")
+            })
+        });
+        group.bench_function(format!("bellperson/{name}"), |b| {
+            b.iter(|| {
+                create_random_proof(spec.instance(1).circuit, &params, &mut OsRng).expect("a proof")
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, end_to_end);
+criterion_main!(benches);
