@@ -13,7 +13,7 @@ use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::strategy::Job;
 use bellperson::groth16::{create_random_proof, generate_random_parameters};
 use blstrs::Bls12;
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use rand::{rngs::OsRng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
@@ -38,7 +38,7 @@ fn end_to_end(c: &mut Criterion) {
             randomness: Randomness::Os,
         };
         let name = spec.to_string();
-        group.bench_function(format!("bellhop-cpu/{name}"), |b| {
+        group.bench_function(BenchmarkId::new("bellhop-cpu", &name), |b| {
             b.iter(|| {
                 let jobs = vec![vec![Job {
                     circuit: name.clone().into(),
@@ -56,7 +56,7 @@ fn end_to_end(c: &mut Criterion) {
                 .expect("a proof")
             })
         });
-        group.bench_function(format!("bellperson/{name}"), |b| {
+        group.bench_function(BenchmarkId::new("bellperson", &name), |b| {
             b.iter(|| {
                 create_random_proof(spec.instance(1).circuit, &params, &mut OsRng).expect("a proof")
             })

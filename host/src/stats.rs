@@ -44,9 +44,10 @@ impl Summary {
         }
     }
 
-    /// The interquartile range relative to the median, in percent.
+    /// The interquartile range relative to the median, in percent (0 for phases under
+    /// a millisecond, where it means nothing).
     pub fn spread_percent(&self) -> f64 {
-        if self.median == 0.0 {
+        if self.median < 1e-3 {
             0.0
         } else {
             100.0 * (self.q3 - self.q1) / self.median
