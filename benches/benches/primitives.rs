@@ -30,11 +30,7 @@ fn msm_g1(c: &mut Criterion) {
         let n = 1usize << log_n;
         let (points, exps) = (&all_bases[..n], &all_scalars[..n]);
         group.bench_with_input(BenchmarkId::new("bellhop-cpu", log_n), &n, |b, _| {
-            b.iter(|| {
-                backend
-                    .msm_g1(cast_slice(points), cast_slice(exps))
-                    .expect("valid input")
-            })
+            b.iter(|| backend.msm_g1(cast_slice(points), cast_slice(exps)).expect("valid input"))
         });
         // bellperson's prover converts scalars and wraps bases once, outside its MSMs.
         let shared_bases = Arc::new(points.to_vec());
@@ -65,25 +61,14 @@ fn ntt(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("bellhop-cpu", log_n), &log_n, |b, _| {
             b.iter_batched_ref(
                 || values.clone(),
-                |v| {
-                    backend
-                        .ntt(cast_slice_mut(v), NttDirection::Forward)
-                        .expect("a power of two")
-                },
+                |v| backend.ntt(cast_slice_mut(v), NttDirection::Forward).expect("a power of two"),
                 BatchSize::LargeInput,
             )
         });
         group.bench_with_input(BenchmarkId::new("bellperson", log_n), &log_n, |b, _| {
             b.iter_batched_ref(
-                || {
-                    EvaluationDomain::<Scalar>::from_coeffs(values.clone())
-                        .expect("a supported size")
-                },
-                |domain| {
-                    domain
-                        .fft(&worker, &mut None)
-                        .expect("the CPU FFT does not fail")
-                },
+                || EvaluationDomain::<Scalar>::from_coeffs(values.clone()).expect("a supported size"),
+                |domain| domain.fft(&worker, &mut None).expect("the CPU FFT does not fail"),
                 BatchSize::LargeInput,
             )
         });

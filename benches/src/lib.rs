@@ -16,9 +16,7 @@ pub fn scalars(n: usize, seed: u64) -> Vec<Scalar> {
 /// (one addition per point instead of a scalar multiplication), then normalised in a batch.
 pub fn bases<G: PrimeCurveAffine<Scalar = Scalar>>(n: usize, seed: u64) -> Vec<G> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let steps: Vec<G::Curve> = (0..16)
-        .map(|_| G::generator() * Scalar::random(&mut rng))
-        .collect();
+    let steps: Vec<G::Curve> = (0..16).map(|_| G::generator() * Scalar::random(&mut rng)).collect();
     let mut point = G::generator() * Scalar::random(&mut rng);
     let walk: Vec<G::Curve> = (0..n)
         .map(|_| {

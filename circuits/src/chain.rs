@@ -13,10 +13,7 @@ pub struct Chain {
 
 impl Chain {
     pub(crate) fn random(length: usize, rng: &mut impl RngCore) -> Self {
-        Self {
-            length,
-            start: Scalar::random(rng),
-        }
+        Self { length, start: Scalar::random(rng) }
     }
 
     /// The value of `x_N`.
@@ -25,10 +22,7 @@ impl Chain {
         vec![end]
     }
 
-    pub(crate) fn synthesize<CS: ConstraintSystem<Scalar>>(
-        self,
-        cs: &mut CS,
-    ) -> Result<(), SynthesisError> {
+    pub(crate) fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
         let mut value = self.start;
         let mut x = cs.alloc(|| "x0", || Ok(value))?;
         for i in 0..self.length {
@@ -39,12 +33,7 @@ impl Chain {
             } else {
                 cs.alloc(|| format!("x{}", i + 1), || Ok(value))?
             };
-            cs.enforce(
-                || format!("square {i}"),
-                |lc| lc + x,
-                |lc| lc + x,
-                |lc| lc + next - (step, CS::one()),
-            );
+            cs.enforce(|| format!("square {i}"), |lc| lc + x, |lc| lc + x, |lc| lc + next - (step, CS::one()));
             x = next;
         }
         Ok(())

@@ -76,39 +76,23 @@ impl CircuitSpec {
         let rng = &mut ChaCha8Rng::seed_from_u64(seed);
         let circuit = match *self {
             CircuitSpec::Chain { length } => CatalogCircuit::Chain(Chain::random(length, rng)),
-            CircuitSpec::Sha256Merkle { depth } => {
-                CatalogCircuit::Sha256Merkle(Sha256Merkle::random(depth, rng))
-            }
-            CircuitSpec::PoseidonMerkle { depth } => {
-                CatalogCircuit::PoseidonMerkle(PoseidonMerkle::random(depth, rng))
-            }
+            CircuitSpec::Sha256Merkle { depth } => CatalogCircuit::Sha256Merkle(Sha256Merkle::random(depth, rng)),
+            CircuitSpec::PoseidonMerkle { depth } => CatalogCircuit::PoseidonMerkle(PoseidonMerkle::random(depth, rng)),
         };
         let public_inputs = match &circuit {
             CatalogCircuit::Chain(c) => c.public_inputs(),
             CatalogCircuit::Sha256Merkle(c) => c.public_inputs(),
             CatalogCircuit::PoseidonMerkle(c) => c.public_inputs(),
         };
-        Instance {
-            circuit,
-            public_inputs,
-        }
+        Instance { circuit, public_inputs }
     }
 
     fn parse_parameter(name: &str, value: &str, max: usize) -> Result<usize, SpecError> {
-        let bad = |why: String| SpecError::Parameter {
-            name: name.into(),
-            value: value.into(),
-            why,
-        };
+        let bad = |why: String| SpecError::Parameter { name: name.into(), value: value.into(), why };
         let n = match value.split_once('^') {
             Some(("2", exp)) => {
-                let exp: u32 = exp
-                    .parse()
-                    .map_err(|_| bad("the exponent of 2^k must be a number".into()))?;
-                1usize
-                    .checked_shl(exp)
-                    .filter(|_| exp < usize::BITS)
-                    .ok_or_else(|| bad("too large".into()))?
+                let exp: u32 = exp.parse().map_err(|_| bad("the exponent of 2^k must be a number".into()))?;
+                1usize.checked_shl(exp).filter(|_| exp < usize::BITS).ok_or_else(|| bad("too large".into()))?
             }
             Some(_) => return Err(bad("only powers of two may be written with ^ (2^k)".into())),
             None => value.parse().map_err(|_| bad("not a number".into()))?,
@@ -126,15 +110,9 @@ impl FromStr for CircuitSpec {
     fn from_str(s: &str) -> Result<Self, SpecError> {
         let (name, value) = s.split_once(':').ok_or_else(|| SpecError::Form(s.into()))?;
         match name {
-            "chain" => Ok(Self::Chain {
-                length: Self::parse_parameter(name, value, 1 << 28)?,
-            }),
-            "sha256-merkle" => Ok(Self::Sha256Merkle {
-                depth: Self::parse_parameter(name, value, 4096)?,
-            }),
-            "poseidon-merkle" => Ok(Self::PoseidonMerkle {
-                depth: Self::parse_parameter(name, value, 1 << 20)?,
-            }),
+            "chain" => Ok(Self::Chain { length: Self::parse_parameter(name, value, 1 << 28)? }),
+            "sha256-merkle" => Ok(Self::Sha256Merkle { depth: Self::parse_parameter(name, value, 4096)? }),
+            "poseidon-merkle" => Ok(Self::PoseidonMerkle { depth: Self::parse_parameter(name, value, 1 << 20)? }),
             _ => Err(SpecError::Name(name.into())),
         }
     }
@@ -185,18 +163,9 @@ mod tests {
 
     #[test]
     fn specs_parse_and_print() {
-        assert_eq!(
-            "chain:2^16".parse(),
-            Ok(CircuitSpec::Chain { length: 65536 })
-        );
-        assert_eq!(
-            "sha256-merkle:3".parse(),
-            Ok(CircuitSpec::Sha256Merkle { depth: 3 })
-        );
-        assert_eq!(
-            CircuitSpec::PoseidonMerkle { depth: 20 }.to_string(),
-            "poseidon-merkle:20"
-        );
+        assert_eq!("chain:2^16".parse(), Ok(CircuitSpec::Chain { length: 65536 }));
+        assert_eq!("sha256-merkle:3".parse(), Ok(CircuitSpec::Sha256Merkle { depth: 3 }));
+        assert_eq!(CircuitSpec::PoseidonMerkle { depth: 20 }.to_string(), "poseidon-merkle:20");
         for spec in ["chain:1000", "sha256-merkle:2", "poseidon-merkle:7"] {
             assert_eq!(spec.parse::<CircuitSpec>().unwrap().to_string(), spec);
         }
@@ -215,34 +184,23 @@ mod tests {
     /// Every catalog circuit is satisfied by its witness, with the public inputs it reports.
     #[test]
     fn witnesses_satisfy_their_circuits() {
-        for (spec, constraints) in [
-            ("chain:1000", 1000),
-            ("sha256-merkle:2", 2 * 45_800),
-            ("poseidon-merkle:5", 5 * 300),
-        ] {
+        for (spec, constraints) in
+            [("chain:1000", 1000), ("sha256-merkle:2", 2 * 45_800), ("poseidon-merkle:5", 5 * 300)]
+        {
             let instance = spec.parse::<CircuitSpec>().unwrap().instance(7);
             let mut cs = TestConstraintSystem::<Scalar>::new();
             instance.circuit.synthesize(&mut cs).unwrap();
             assert!(cs.is_satisfied(), "{spec}: {:?}", cs.which_is_unsatisfied());
             assert!(cs.verify(&instance.public_inputs), "{spec}: public inputs");
             let n = cs.num_constraints();
-            assert!(
-                n * 10 >= constraints * 8 && n * 10 <= constraints * 12,
-                "{spec}: {n} constraints"
-            );
+            assert!(n * 10 >= constraints * 8 && n * 10 <= constraints * 12, "{spec}: {n} constraints");
         }
     }
 
     #[test]
     fn seeds_change_witnesses_not_shapes() {
         let spec: CircuitSpec = "poseidon-merkle:3".parse().unwrap();
-        assert_ne!(
-            spec.instance(1).public_inputs,
-            spec.instance(2).public_inputs
-        );
-        assert_eq!(
-            spec.instance(1).public_inputs,
-            spec.instance(1).public_inputs
-        );
+        assert_ne!(spec.instance(1).public_inputs, spec.instance(2).public_inputs);
+        assert_eq!(spec.instance(1).public_inputs, spec.instance(1).public_inputs);
     }
 }

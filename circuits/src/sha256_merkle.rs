@@ -20,27 +20,14 @@ pub struct Sha256Merkle {
 
 impl Sha256Merkle {
     pub(crate) fn random(depth: usize, rng: &mut impl RngCore) -> Self {
-        Self {
-            leaf: rng.gen(),
-            path: (0..depth).map(|_| (rng.gen(), rng.gen())).collect(),
-        }
+        Self { leaf: rng.gen(), path: (0..depth).map(|_| (rng.gen(), rng.gen())).collect() }
     }
 
     fn root(&self) -> [u8; 32] {
-        self.path
-            .iter()
-            .fold(self.leaf, |node, (sibling, is_right)| {
-                let (left, right) = if *is_right {
-                    (sibling, &node)
-                } else {
-                    (&node, sibling)
-                };
-                Sha256::new()
-                    .chain_update(left)
-                    .chain_update(right)
-                    .finalize()
-                    .into()
-            })
+        self.path.iter().fold(self.leaf, |node, (sibling, is_right)| {
+            let (left, right) = if *is_right { (sibling, &node) } else { (&node, sibling) };
+            Sha256::new().chain_update(left).chain_update(right).finalize().into()
+        })
     }
 
     /// The root, packed as the circuit packs it.
@@ -48,35 +35,19 @@ impl Sha256Merkle {
         multipack::compute_multipacking(&multipack::bytes_to_bits(&self.root()))
     }
 
-    pub(crate) fn synthesize<CS: ConstraintSystem<Scalar>>(
-        self,
-        cs: &mut CS,
-    ) -> Result<(), SynthesisError> {
+    pub(crate) fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
         let mut node = alloc_bits(cs.namespace(|| "leaf"), &self.leaf)?;
         for (level, (sibling, is_right)) in self.path.iter().enumerate() {
             let cs = &mut cs.namespace(|| format!("level {level}"));
-            let right_side = Boolean::from(AllocatedBit::alloc(
-                cs.namespace(|| "side"),
-                Some(*is_right),
-            )?);
+            let right_side = Boolean::from(AllocatedBit::alloc(cs.namespace(|| "side"), Some(*is_right))?);
             let sibling = alloc_bits(cs.namespace(|| "sibling"), sibling)?;
             let mut preimage = Vec::with_capacity(512);
             // left = side ? sibling : node; right = side ? node : sibling.
             for (i, (n, s)) in node.iter().zip(&sibling).enumerate() {
-                preimage.push(Boolean::sha256_ch(
-                    cs.namespace(|| format!("left {i}")),
-                    &right_side,
-                    s,
-                    n,
-                )?);
+                preimage.push(Boolean::sha256_ch(cs.namespace(|| format!("left {i}")), &right_side, s, n)?);
             }
             for (i, (n, s)) in node.iter().zip(&sibling).enumerate() {
-                preimage.push(Boolean::sha256_ch(
-                    cs.namespace(|| format!("right {i}")),
-                    &right_side,
-                    n,
-                    s,
-                )?);
+                preimage.push(Boolean::sha256_ch(cs.namespace(|| format!("right {i}")), &right_side, n, s)?);
             }
             node = sha256(cs.namespace(|| "hash"), &preimage)?;
         }
@@ -85,18 +56,10 @@ impl Sha256Merkle {
 }
 
 /// Allocates the bits of `bytes`, most significant first, as SHA-256 reads them.
-fn alloc_bits<CS: ConstraintSystem<Scalar>>(
-    mut cs: CS,
-    bytes: &[u8],
-) -> Result<Vec<Boolean>, SynthesisError> {
+fn alloc_bits<CS: ConstraintSystem<Scalar>>(mut cs: CS, bytes: &[u8]) -> Result<Vec<Boolean>, SynthesisError> {
     multipack::bytes_to_bits(bytes)
         .into_iter()
         .enumerate()
-        .map(|(i, bit)| {
-            Ok(Boolean::from(AllocatedBit::alloc(
-                cs.namespace(|| format!("bit {i}")),
-                Some(bit),
-            )?))
-        })
+        .map(|(i, bit)| Ok(Boolean::from(AllocatedBit::alloc(cs.namespace(|| format!("bit {i}")), Some(bit))?)))
         .collect()
 }

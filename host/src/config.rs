@@ -42,13 +42,7 @@ pub struct BackendConfig {
 
 impl Default for BackendConfig {
     fn default() -> Self {
-        Self {
-            plugin: "cpu".into(),
-            device: 0,
-            threads: 0,
-            options: toml::Table::new(),
-            fallback: None,
-        }
+        Self { plugin: "cpu".into(), device: 0, threads: 0, options: toml::Table::new(), fallback: None }
     }
 }
 
@@ -66,11 +60,7 @@ pub struct SynthesisConfig {
 
 impl Default for SynthesisConfig {
     fn default() -> Self {
-        Self {
-            strategy: "baseline".into(),
-            threads: 0,
-            options: toml::Table::new(),
-        }
+        Self { strategy: "baseline".into(), threads: 0, options: toml::Table::new() }
     }
 }
 
@@ -84,9 +74,7 @@ pub struct ParamsConfig {
 
 impl Default for ParamsConfig {
     fn default() -> Self {
-        Self {
-            dir: PathBuf::from("params"),
-        }
+        Self { dir: PathBuf::from("params") }
     }
 }
 
@@ -102,10 +90,7 @@ pub struct PipelineConfig {
 
 impl Default for PipelineConfig {
     fn default() -> Self {
-        Self {
-            lookahead: 1,
-            verify: true,
-        }
+        Self { lookahead: 1, verify: true }
     }
 }
 
@@ -142,14 +127,8 @@ pub enum ConfigError {
 impl Config {
     /// Reads and validates the file at `path`.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
-            path: path.into(),
-            error,
-        })?;
-        Self::parse(&text).map_err(|message| ConfigError::Invalid {
-            path: path.into(),
-            message,
-        })
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read { path: path.into(), error })?;
+        Self::parse(&text).map_err(|message| ConfigError::Invalid { path: path.into(), message })
     }
 
     /// Parses and validates configuration text.
@@ -191,13 +170,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.backend.plugin, "cuda-pinned");
-        assert_eq!(
-            c.backend
-                .options
-                .get("streams")
-                .and_then(|v| v.as_integer()),
-            Some(2)
-        );
+        assert_eq!(c.backend.options.get("streams").and_then(|v| v.as_integer()), Some(2));
         assert_eq!(c.backend.fallback.as_deref(), Some("cpu"));
         assert_eq!(c.synthesis.threads, 8);
         assert!(!c.pipeline.verify);

@@ -31,10 +31,7 @@ impl Dealloc {
                 }
             })
             .expect("the dealloc thread starts");
-        Self {
-            sender: Some(sender),
-            thread: Some(thread),
-        }
+        Self { sender: Some(sender), thread: Some(thread) }
     }
 
     /// Drops `value` on the background thread, accounted to the current span's proof.

@@ -19,8 +19,7 @@ pub(crate) fn cpu_backend() -> Plugin<Backends> {
 
 /// The embedded strategies: `baseline`.
 pub(crate) fn strategies() -> Vec<Plugin<Strategies>> {
-    vec![Plugin::embedded(
-        strategy::info::<Baseline>(build_info!()),
-        |request| Baseline::open(request).map(|s| Box::new(s) as Box<dyn Strategy>),
-    )]
+    vec![Plugin::embedded(strategy::info::<Baseline>(build_info!()), |request| {
+        Baseline::open(request).map(|s| Box::new(s) as Box<dyn Strategy>)
+    })]
 }

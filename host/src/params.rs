@@ -127,11 +127,8 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn take(&mut self, section: &'static str, len: usize) -> Result<&'a [u8], ParamsError> {
-        let end = self
-            .offset
-            .checked_add(len)
-            .filter(|&end| end <= self.bytes.len())
-            .ok_or(ParamsError::Truncated {
+        let end =
+            self.offset.checked_add(len).filter(|&end| end <= self.bytes.len()).ok_or(ParamsError::Truncated {
                 path: self.path.to_path_buf(),
                 section,
                 needed: self.offset as u64 + len as u64,
@@ -147,23 +144,14 @@ impl<'a> Cursor<'a> {
         Ok(u32::from_be_bytes(bytes.try_into().expect("took 4 bytes")) as usize)
     }
 
-    fn section(
-        &mut self,
-        section: &'static str,
-        point_bytes: usize,
-    ) -> Result<&'a [u8], ParamsError> {
+    fn section(&mut self, section: &'static str, point_bytes: usize) -> Result<&'a [u8], ParamsError> {
         let count = self.count(section)?;
         self.take(section, count.saturating_mul(point_bytes))
     }
 }
 
 /// Decodes uncompressed points in parallel; `checked` adds the subgroup check.
-fn decode<G>(
-    path: &Path,
-    section: &'static str,
-    bytes: &[u8],
-    checked: bool,
-) -> Result<Vec<G>, ParamsError>
+fn decode<G>(path: &Path, section: &'static str, bytes: &[u8], checked: bool) -> Result<Vec<G>, ParamsError>
 where
     G: UncompressedEncoding + Send,
 {
@@ -172,18 +160,10 @@ where
         .par_chunks_exact(size)
         .enumerate()
         .map(|(index, chunk)| {
-            let bad = || ParamsError::BadPoint {
-                path: path.to_path_buf(),
-                section,
-                index,
-            };
+            let bad = || ParamsError::BadPoint { path: path.to_path_buf(), section, index };
             let mut repr = G::Uncompressed::default();
             repr.as_mut().copy_from_slice(chunk);
-            let point = if checked {
-                G::from_uncompressed(&repr)
-            } else {
-                G::from_uncompressed_unchecked(&repr)
-            };
+            let point = if checked { G::from_uncompressed(&repr) } else { G::from_uncompressed_unchecked(&repr) };
             Option::from(point).ok_or_else(bad)
         })
         .collect()
@@ -193,21 +173,13 @@ impl Srs {
     /// Reads the parameter file at `path` for `circuit` (named in errors), memory-mapped
     /// and decoded in parallel. `checked` also checks that every point is in its subgroup.
     pub fn read(path: &Path, circuit: &str, checked: bool) -> Result<Self, ParamsError> {
-        let open = |error| ParamsError::Open {
-            path: path.to_path_buf(),
-            circuit: circuit.into(),
-            error,
-        };
+        let open = |error| ParamsError::Open { path: path.to_path_buf(), circuit: circuit.into(), error };
         let file = File::open(path).map_err(open)?;
         // SAFETY: the map is read-only and lives only inside this function; parameter
         // files are not modified while in use (they are written to a temporary name and
         // renamed into place), so the bytes cannot change under the decoder.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(open)?;
-        let mut cursor = Cursor {
-            bytes: &map,
-            offset: 0,
-            path,
-        };
+        let mut cursor = Cursor { bytes: &map, offset: 0, path };
 
         let vk_fixed = cursor.take("vk", VK_FIXED_BYTES)?;
         let ic = cursor.section("vk.ic", G1_BYTES)?;
@@ -218,19 +190,15 @@ impl Srs {
         let b_g1 = cursor.section("b_g1", G1_BYTES)?;
         let b_g2 = cursor.section("b_g2", G2_BYTES)?;
         if cursor.offset != map.len() {
-            return Err(ParamsError::Trailing {
-                path: path.into(),
-                extra: (map.len() - cursor.offset) as u64,
-            });
+            return Err(ParamsError::Trailing { path: path.into(), extra: (map.len() - cursor.offset) as u64 });
         }
         debug_assert_eq!(vk_fixed.len() + 4 + ic.len(), vk_end);
 
-        let vk =
-            VerifyingKey::<Bls12>::read(&map[..vk_end]).map_err(|_| ParamsError::BadPoint {
-                path: path.into(),
-                section: "vk",
-                index: 0,
-            })?;
+        let vk = VerifyingKey::<Bls12>::read(&map[..vk_end]).map_err(|_| ParamsError::BadPoint {
+            path: path.into(),
+            section: "vk",
+            index: 0,
+        })?;
         let (h, (l, (a, (b_g1, b_g2)))) = rayon::join(
             || decode(path, "h", h, checked),
             || {
@@ -251,16 +219,7 @@ impl Srs {
             },
         );
         let pvk = prepare_verifying_key(&vk);
-        Ok(Self {
-            path: path.into(),
-            vk,
-            pvk,
-            h: h?,
-            l: l?,
-            a: a?,
-            b_g1: b_g1?,
-            b_g2: b_g2?,
-        })
+        Ok(Self { path: path.into(), vk, pvk, h: h?, l: l?, a: a?, b_g1: b_g1?, b_g2: b_g2? })
     }
 
     /// Checks that these parameters were made for a circuit of `assignment`'s shape.
@@ -270,20 +229,10 @@ impl Srs {
         let b_inputs = assignment.b_input_density.count();
         let b = b_inputs + assignment.b_aux_density.count();
         let checks = [
-            (
-                "public inputs (the constant one included)",
-                "vk.ic",
-                inputs,
-                self.vk.ic.len(),
-            ),
+            ("public inputs (the constant one included)", "vk.ic", inputs, self.vk.ic.len()),
             ("h bases (domain size - 1)", "h", domain - 1, self.h.len()),
             ("private variables", "l", assignment.aux.len(), self.l.len()),
-            (
-                "A-query variables",
-                "a",
-                inputs + assignment.a_aux_density.count(),
-                self.a.len(),
-            ),
+            ("A-query variables", "a", inputs + assignment.a_aux_density.count(), self.a.len()),
             ("B-query variables", "b_g1", b, self.b_g1.len()),
             ("B-query variables", "b_g2", b, self.b_g2.len()),
         ];
@@ -304,10 +253,7 @@ impl Srs {
 
 /// Writes `params` to `path` atomically: to a temporary file beside it, then renamed.
 pub fn write(params: &groth16::Parameters<Bls12>, path: &Path) -> Result<(), ParamsError> {
-    let fail = |error| ParamsError::Write {
-        path: path.to_path_buf(),
-        error,
-    };
+    let fail = |error| ParamsError::Write { path: path.to_path_buf(), error };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(fail)?;
     }
@@ -326,15 +272,6 @@ pub fn write(params: &groth16::Parameters<Bls12>, path: &Path) -> Result<(), Par
 
 /// The file name parameters for `circuit` get in the parameter directory.
 pub fn file_name(circuit: &str) -> String {
-    let safe: String = circuit
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let safe: String = circuit.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
     format!("bellhop-{safe}.params")
 }

@@ -21,25 +21,12 @@ use tracing::{
 use tracing_subscriber::{layer::Context, registry::LookupSpan, Layer};
 
 /// The phases of one proof, in the order the table shows them.
-pub const PHASES: [&str; 9] = [
-    "synthesis",
-    "h",
-    "msm_h",
-    "msm_l",
-    "msm_a",
-    "msm_b_g1",
-    "msm_b_g2",
-    "verify",
-    "dealloc",
-];
+pub const PHASES: [&str; 9] =
+    ["synthesis", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify", "dealloc"];
 
 /// Emits a plugin-reported sub-phase timing as an event the layer records.
 pub fn record_subphase(phase: &str, name: &str, nanos: u64) {
-    tracing::debug!(
-        subphase = format!("{phase}.{name}").as_str(),
-        nanos,
-        "plugin sub-phase"
-    );
+    tracing::debug!(subphase = format!("{phase}.{name}").as_str(), nanos, "plugin sub-phase");
 }
 
 /// One measured phase of a range of proofs (a batch's synthesis covers all its proofs).
@@ -66,10 +53,7 @@ impl PhaseLog {
     }
 
     fn push(&self, record: PhaseRecord) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(record);
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(record);
     }
 }
 
@@ -137,10 +121,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for PhaseLayer {
             ("batch", _, Some(first), Some(count)) => Some((first as usize, count as usize)),
             _ => None,
         };
-        span.extensions_mut().insert(SpanState {
-            proofs,
-            opened: Instant::now(),
-        });
+        span.extensions_mut().insert(SpanState { proofs, opened: Instant::now() });
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
@@ -149,16 +130,8 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for PhaseLayer {
         let (Some(phase), Some(nanos)) = (fields.subphase, fields.nanos) else {
             return;
         };
-        if let Some((first, count)) = ctx
-            .event_scope(event)
-            .and_then(|scope| proofs_of(scope.from_root()))
-        {
-            self.log.push(PhaseRecord {
-                first,
-                count,
-                phase,
-                seconds: nanos as f64 * 1e-9,
-            });
+        if let Some((first, count)) = ctx.event_scope(event).and_then(|scope| proofs_of(scope.from_root())) {
+            self.log.push(PhaseRecord { first, count, phase, seconds: nanos as f64 * 1e-9 });
         }
     }
 
@@ -172,12 +145,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for PhaseLayer {
         };
         if let Some((first, count)) = proofs_of(span.scope().from_root()) {
             let seconds = opened.elapsed().as_secs_f64();
-            self.log.push(PhaseRecord {
-                first,
-                count,
-                phase: span.name().to_string(),
-                seconds,
-            });
+            self.log.push(PhaseRecord { first, count, phase: span.name().to_string(), seconds });
         }
     }
 }
@@ -186,13 +154,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for PhaseLayer {
 fn proofs_of<'a, S: for<'l> LookupSpan<'l> + 'a>(
     spans: impl Iterator<Item = tracing_subscriber::registry::SpanRef<'a, S>>,
 ) -> Option<(usize, usize)> {
-    spans
-        .filter_map(|s| {
-            s.extensions()
-                .get::<SpanState>()
-                .and_then(|state| state.proofs)
-        })
-        .last()
+    spans.filter_map(|s| s.extensions().get::<SpanState>().and_then(|state| state.proofs)).last()
 }
 
 /// Phase times per proof, in seconds.
@@ -217,11 +179,7 @@ impl PhaseTable {
 
     /// The time of `phase` in proof `index` (0 if not measured).
     pub fn get(&self, index: usize, phase: &str) -> f64 {
-        self.proofs
-            .get(index)
-            .and_then(|row| row.get(phase))
-            .copied()
-            .unwrap_or(0.0)
+        self.proofs.get(index).and_then(|row| row.get(phase)).copied().unwrap_or(0.0)
     }
 }
 
@@ -231,10 +189,7 @@ impl fmt::Display for PhaseTable {
         for phase in PHASES {
             write!(f, " {phase:>9}")?;
         }
-        writeln!(
-            f,
-            "   (seconds; synthesis is per batch, dealloc runs off the hot path)"
-        )?;
+        writeln!(f, "   (seconds; synthesis is per batch, dealloc runs off the hot path)")?;
         for (i, row) in self.proofs.iter().enumerate() {
             write!(f, "{i:>5}")?;
             for phase in PHASES {
@@ -264,8 +219,7 @@ mod tests {
             for index in 0..2u64 {
                 let proof = tracing::info_span!("proof", index);
                 proof.in_scope(|| {
-                    tracing::info_span!("h")
-                        .in_scope(|| record_subphase("h", "to_coset", 5_000_000));
+                    tracing::info_span!("h").in_scope(|| record_subphase("h", "to_coset", 5_000_000));
                     tracing::info_span!("msm_l").in_scope(|| ());
                     tracing::info_span!("not_a_phase").in_scope(|| ());
                 });
@@ -275,18 +229,12 @@ mod tests {
         let table = PhaseTable::from_records(&records, 2);
         for i in 0..2 {
             for phase in ["synthesis", "h", "msm_l"] {
-                assert!(
-                    table.proofs[i].contains_key(phase),
-                    "{phase} of proof {i}: {records:?}"
-                );
+                assert!(table.proofs[i].contains_key(phase), "{phase} of proof {i}: {records:?}");
             }
             assert!((table.get(i, "h.to_coset") - 0.005).abs() < 1e-9);
             assert!(!table.proofs[i].contains_key("not_a_phase"));
         }
         let text = table.to_string();
-        assert!(
-            text.contains("msm_b_g2") && text.lines().count() == 3,
-            "{text}"
-        );
+        assert!(text.contains("msm_b_g2") && text.lines().count() == 3, "{text}");
     }
 }

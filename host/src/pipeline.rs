@@ -6,7 +6,7 @@ use std::sync::mpsc::sync_channel;
 
 use bellhop_plugin_api::{
     backend::Backend,
-    strategy::{Assignment, Job, Strategy},
+    strategy::{Assignment, Job, Strategy, Synthesis},
     PluginError,
 };
 use bellperson::groth16::Proof;
@@ -63,10 +63,7 @@ pub enum Randomness {
 impl Randomness {
     fn blinding(&self, index: usize) -> Blinding {
         match self {
-            Randomness::Os => Blinding {
-                r: Scalar::random(OsRng),
-                s: Scalar::random(OsRng),
-            },
+            Randomness::Os => Blinding { r: Scalar::random(OsRng), s: Scalar::random(OsRng) },
             Randomness::Fixed(pairs) => pairs[index % pairs.len()],
         }
     }
@@ -89,9 +86,7 @@ impl ProvedJob {
     /// The proof in bellperson's 192-byte encoding.
     pub fn proof_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(192);
-        self.proof
-            .write(&mut out)
-            .expect("writing to a Vec does not fail");
+        self.proof.write(&mut out).expect("writing to a Vec does not fail");
         out
     }
 }
@@ -118,57 +113,36 @@ pub fn prove_batches(
     on_proof: &(dyn Fn(&ProvedJob) + Sync),
 ) -> Result<Vec<ProvedJob>, PipelineError> {
     let dealloc = Dealloc::new();
-    let firsts: Vec<usize> = batches
-        .iter()
-        .scan(0, |next, b| Some(std::mem::replace(next, *next + b.len())))
-        .collect();
-    let synthesize =
-        |batch: usize, jobs: &[Job]| -> Result<Vec<(Job, Assignment)>, PipelineError> {
-            let _batch = info_span!(
-                "batch",
-                first = firsts[batch] as u64,
-                count = jobs.len() as u64
-            )
-            .entered();
-            let _span = info_span!("synthesis").entered();
-            let (assignments, timings) = strategy
-                .synthesize(jobs)
-                .map_err(|error| PipelineError::Synthesis { batch, error })?;
-            for t in timings {
-                record_subphase("synthesis", &t.name, t.nanos);
-            }
-            if assignments.len() != jobs.len() {
-                return Err(PipelineError::Count {
-                    expected: jobs.len(),
-                    got: assignments.len(),
-                });
-            }
-            Ok(jobs.iter().cloned().zip(assignments).collect())
-        };
+    let firsts: Vec<usize> = batches.iter().scan(0, |next, b| Some(std::mem::replace(next, *next + b.len()))).collect();
+    let synthesize = |batch: usize, jobs: &[Job]| -> Result<Vec<(Job, Assignment)>, PipelineError> {
+        let _batch = info_span!("batch", first = firsts[batch] as u64, count = jobs.len() as u64).entered();
+        let _span = info_span!("synthesis").entered();
+        let Synthesis { assignments, timings, warnings } =
+            strategy.synthesize(jobs).map_err(|error| PipelineError::Synthesis { batch, error })?;
+        for t in timings {
+            record_subphase("synthesis", &t.name, t.nanos);
+        }
+        for warning in warnings {
+            tracing::warn!("strategy: {warning}");
+        }
+        if assignments.len() != jobs.len() {
+            return Err(PipelineError::Count { expected: jobs.len(), got: assignments.len() });
+        }
+        Ok(jobs.iter().cloned().zip(assignments).collect())
+    };
     let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
         for (offset, (job, assignment)) in synthesized.into_iter().enumerate() {
             let index = firsts[batch] + offset;
             let _proof = info_span!("proof", index = index as u64).entered();
             let circuit = job.circuit.to_string();
             let fail = |error| PipelineError::Prove { index, error };
-            let (proof, public_inputs) = prover::prove(
-                backend,
-                srs,
-                assignment,
-                options.randomness.blinding(index),
-                &circuit,
-                &dealloc,
-            )
-            .map_err(fail)?;
+            let (proof, public_inputs) =
+                prover::prove(backend, srs, assignment, options.randomness.blinding(index), &circuit, &dealloc)
+                    .map_err(fail)?;
             if options.verify {
                 prover::verify(srs, &proof, &public_inputs, &circuit).map_err(fail)?;
             }
-            let proved = ProvedJob {
-                index,
-                circuit,
-                proof,
-                public_inputs,
-            };
+            let proved = ProvedJob { index, circuit, proof, public_inputs };
             on_proof(&proved);
             out.push(proved);
         }

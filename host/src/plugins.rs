@@ -26,8 +26,7 @@ use abi_stable::{
 use bellhop_plugin_api::{
     backend::{Backend, BackendModuleRef},
     strategy::{Strategy, StrategyModuleRef},
-    OpenRequest, PluginError, PluginHeader, PluginInfo, PluginKind, ABI_VERSION,
-    PLUGIN_HEADER_SYMBOL, PLUGIN_MAGIC,
+    OpenRequest, PluginError, PluginHeader, PluginInfo, PluginKind, ABI_VERSION, PLUGIN_HEADER_SYMBOL, PLUGIN_MAGIC,
 };
 
 /// The environment variable that overrides the plugin directory.
@@ -172,13 +171,8 @@ impl Seam for Backends {
         module.describe()()
     }
 
-    fn open(
-        module: BackendModuleRef,
-        request: &OpenRequest,
-    ) -> Result<Box<dyn Backend>, PluginError> {
-        module.open()(request)
-            .into_result()
-            .map(|b| Box::new(b) as Box<dyn Backend>)
+    fn open(module: BackendModuleRef, request: &OpenRequest) -> Result<Box<dyn Backend>, PluginError> {
+        module.open()(request).into_result().map(|b| Box::new(b) as Box<dyn Backend>)
     }
 
     fn embedded() -> Vec<Plugin<Self>> {
@@ -203,13 +197,8 @@ impl Seam for Strategies {
         module.describe()()
     }
 
-    fn open(
-        module: StrategyModuleRef,
-        request: &OpenRequest,
-    ) -> Result<Box<dyn Strategy>, PluginError> {
-        module.open()(request)
-            .into_result()
-            .map(|s| Box::new(s) as Box<dyn Strategy>)
+    fn open(module: StrategyModuleRef, request: &OpenRequest) -> Result<Box<dyn Strategy>, PluginError> {
+        module.open()(request).into_result().map(|s| Box::new(s) as Box<dyn Strategy>)
     }
 
     fn embedded() -> Vec<Plugin<Self>> {
@@ -255,15 +244,8 @@ pub struct OpenError {
 
 impl<S: Seam> Plugin<S> {
     /// An embedded plugin.
-    pub(crate) fn embedded(
-        info: PluginInfo,
-        open: fn(&OpenRequest) -> Result<S::Opened, PluginError>,
-    ) -> Self {
-        Self {
-            info,
-            source: Source::Embedded,
-            opener: Opener::Embedded(open),
-        }
+    pub(crate) fn embedded(info: PluginInfo, open: fn(&OpenRequest) -> Result<S::Opened, PluginError>) -> Self {
+        Self { info, source: Source::Embedded, opener: Opener::Embedded(open) }
     }
 
     /// Loads the plugin in the file at `path`.
@@ -271,15 +253,8 @@ impl<S: Seam> Plugin<S> {
         let module = load_module::<S>(path)?;
         let info = S::describe(module)
             .into_result()
-            .map_err(|error| LoadError::Describe {
-                path: path.to_path_buf(),
-                error,
-            })?;
-        Ok(Self {
-            info,
-            source: Source::File(path.to_path_buf()),
-            opener: Opener::Module(module),
-        })
+            .map_err(|error| LoadError::Describe { path: path.to_path_buf(), error })?;
+        Ok(Self { info, source: Source::File(path.to_path_buf()), opener: Opener::Module(module) })
     }
 
     /// Finds a plugin by name (embedded, or in `dir`) or by path.
@@ -287,10 +262,7 @@ impl<S: Seam> Plugin<S> {
         if looks_like_path(spec) {
             return Self::load(Path::new(spec));
         }
-        if let Some(embedded) = S::embedded()
-            .into_iter()
-            .find(|p| p.info.name.as_str() == spec)
-        {
+        if let Some(embedded) = S::embedded().into_iter().find(|p| p.info.name.as_str() == spec) {
             return Ok(embedded);
         }
         let path = dir.join(file_name(S::KIND, spec));
@@ -298,12 +270,7 @@ impl<S: Seam> Plugin<S> {
             return Self::load(&path);
         }
         let available = names::<S>(dir);
-        Err(LoadError::UnknownName {
-            kind: S::KIND,
-            name: spec.into(),
-            expected: path,
-            available,
-        })
+        Err(LoadError::UnknownName { kind: S::KIND, name: spec.into(), expected: path, available })
     }
 
     /// Opens the plugin.
@@ -324,11 +291,7 @@ impl<S: Seam> Plugin<S> {
 
 /// The file name of the plugin `name` of `kind`: `libbellhop_backend_cuda_pinned.so`.
 pub fn file_name(kind: PluginKind, name: &str) -> String {
-    format!(
-        "{DLL_PREFIX}bellhop_{}_{}{DLL_SUFFIX}",
-        kind.name(),
-        name.replace('-', "_")
-    )
+    format!("{DLL_PREFIX}bellhop_{}_{}{DLL_SUFFIX}", kind.name(), name.replace('-', "_"))
 }
 
 fn looks_like_path(spec: &str) -> bool {
@@ -357,9 +320,7 @@ pub fn plugin_files(dir: &Path) -> Vec<PathBuf> {
         .flatten()
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| {
-            path.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(DLL_SUFFIX))
+            path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&prefix) && n.ends_with(DLL_SUFFIX))
         })
         .collect();
     files.sort();
@@ -368,16 +329,10 @@ pub fn plugin_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The names of the plugins of seam `S`: embedded ones and those loadable from `dir`.
 pub fn names<S: Seam>(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = S::embedded()
-        .into_iter()
-        .map(|p| p.info.name.to_string())
-        .collect();
+    let mut names: Vec<String> = S::embedded().into_iter().map(|p| p.info.name.to_string()).collect();
     let kind_prefix = format!("{DLL_PREFIX}bellhop_{}_", S::KIND.name());
     for path in plugin_files(dir) {
-        let is_kind = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with(&kind_prefix));
+        let is_kind = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&kind_prefix));
         if let Some(plugin) = is_kind.then(|| Plugin::<S>::load(&path).ok()).flatten() {
             names.push(plugin.info.name.to_string());
         }
@@ -403,17 +358,12 @@ fn open_library(path: &Path) -> Result<libloading::Library, LoadError> {
     }
     // SAFETY: loading a library runs its initialisers. Plugins are trusted code, like the
     // executable itself; the operator chose the file or the directory it is in.
-    unsafe { libloading::Library::new(path) }.map_err(|e| LoadError::NotALibrary {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })
+    unsafe { libloading::Library::new(path) }
+        .map_err(|e| LoadError::NotALibrary { path: path.to_path_buf(), reason: e.to_string() })
 }
 
 fn read_header(lib: &libloading::Library, path: &Path) -> Result<PluginHeader, LoadError> {
-    let not_a_plugin = |reason: &str| LoadError::NotAPlugin {
-        path: path.to_path_buf(),
-        reason: reason.into(),
-    };
+    let not_a_plugin = |reason: &str| LoadError::NotAPlugin { path: path.to_path_buf(), reason: reason.into() };
     // SAFETY: `BELLHOP_PLUGIN_HEADER` is a data symbol; asking for `*const PluginHeader`
     // yields its address without reading anything.
     let symbol = unsafe { lib.get::<*const PluginHeader>(PLUGIN_HEADER_SYMBOL) }
@@ -422,16 +372,10 @@ fn read_header(lib: &libloading::Library, path: &Path) -> Result<PluginHeader, L
     // layout is frozen across ABI versions; the library stays loaded during the read.
     let header = unsafe { std::ptr::read(*symbol) };
     if header.magic != PLUGIN_MAGIC {
-        return Err(not_a_plugin(
-            "its BELLHOP_PLUGIN_HEADER has the wrong magic",
-        ));
+        return Err(not_a_plugin("its BELLHOP_PLUGIN_HEADER has the wrong magic"));
     }
     if !header.abi.loads_into(ABI_VERSION) {
-        return Err(LoadError::AbiMismatch {
-            path: path.to_path_buf(),
-            found: header.abi,
-            host: ABI_VERSION,
-        });
+        return Err(LoadError::AbiMismatch { path: path.to_path_buf(), found: header.abi, host: ABI_VERSION });
     }
     Ok(header)
 }
@@ -445,32 +389,19 @@ fn load_module<S: Seam>(path: &Path) -> Result<S::Module, LoadError> {
     let lib = open_library(path)?;
     let header = read_header(&lib, path)?;
     if header.kind != S::KIND {
-        return Err(LoadError::WrongKind {
-            path: path.to_path_buf(),
-            expected: S::KIND,
-            found: header.kind,
-        });
+        return Err(LoadError::WrongKind { path: path.to_path_buf(), expected: S::KIND, found: header.kind });
     }
-    let layout = |error| LoadError::Layout {
-        path: path.to_path_buf(),
-        error: Box::new(error),
-    };
+    let layout = |error| LoadError::Layout { path: path.to_path_buf(), error: Box::new(error) };
     let symbol = ROOT_MODULE_LOADER_NAME_WITH_NUL.as_bytes();
     // SAFETY: every plugin that passed the header check was built by the export macros,
     // which define this symbol as abi_stable's library header.
-    let abi_header: AbiHeaderRef = unsafe { lib.get::<AbiHeaderRef>(symbol) }
-        .map(|s| *s)
-        .map_err(|_| LoadError::NotAPlugin {
-            path: path.to_path_buf(),
-            reason: "it exports no abi_stable root module".into(),
-        })?;
+    let abi_header: AbiHeaderRef = unsafe { lib.get::<AbiHeaderRef>(symbol) }.map(|s| *s).map_err(|_| {
+        LoadError::NotAPlugin { path: path.to_path_buf(), reason: "it exports no abi_stable root module".into() }
+    })?;
     // From here on the library's code has run and handed out 'static references: keep it
     // loaded for the life of the process.
     std::mem::forget(lib);
-    let module = abi_header
-        .upgrade()
-        .and_then(|h| h.init_root_module::<S::Module>())
-        .map_err(layout)?;
+    let module = abi_header.upgrade().and_then(|h| h.init_root_module::<S::Module>()).map_err(layout)?;
     cache.insert(key, module);
     Ok(module)
 }

@@ -65,11 +65,7 @@ pub struct Blinding {
 
 /// The scalars of the variables `density` marks, in order.
 fn select<'a>(values: &'a [Fr], density: &'a Density) -> impl Iterator<Item = Fr> + 'a {
-    values
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| density.get(*i))
-        .map(|(_, v)| *v)
+    values.iter().enumerate().filter(|(i, _)| density.get(*i)).map(|(_, v)| *v)
 }
 
 fn phase<T>(name: &'static str, result: Result<T, PluginError>) -> Result<T, ProveError> {
@@ -93,16 +89,7 @@ pub fn prove(
     if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
         return Err(ProveError::SubvertedParameters);
     }
-    let Assignment {
-        mut a,
-        mut b,
-        mut c,
-        inputs,
-        aux,
-        a_aux_density,
-        b_input_density,
-        b_aux_density,
-    } = assignment;
+    let Assignment { mut a, mut b, mut c, inputs, aux, a_aux_density, b_input_density, b_aux_density } = assignment;
 
     let h = {
         let _span = info_span!("h").entered();
@@ -130,55 +117,25 @@ pub fn prove(
     // The A and B queries hold the input bases first, then the aux bases: one MSM each.
     let a_answer = {
         let _span = info_span!("msm_a").entered();
-        let scalars: Vec<Fr> = inputs
-            .iter()
-            .copied()
-            .chain(select(&aux, &a_aux_density))
-            .collect();
+        let scalars: Vec<Fr> = inputs.iter().copied().chain(select(&aux, &a_aux_density)).collect();
         phase("msm_a", backend.msm_g1(cast_slice(&srs.a), &scalars)).map(cast::<_, G1Projective>)?
     };
-    let b_scalars: Vec<Fr> = select(&inputs, &b_input_density)
-        .chain(select(&aux, &b_aux_density))
-        .collect();
+    let b_scalars: Vec<Fr> = select(&inputs, &b_input_density).chain(select(&aux, &b_aux_density)).collect();
     let b_g1_answer = {
         let _span = info_span!("msm_b_g1").entered();
-        phase(
-            "msm_b_g1",
-            backend.msm_g1(cast_slice(&srs.b_g1), &b_scalars),
-        )
-        .map(cast::<_, G1Projective>)?
+        phase("msm_b_g1", backend.msm_g1(cast_slice(&srs.b_g1), &b_scalars)).map(cast::<_, G1Projective>)?
     };
     let b_g2_answer = {
         let _span = info_span!("msm_b_g2").entered();
-        phase(
-            "msm_b_g2",
-            backend.msm_g2(cast_slice(&srs.b_g2), &b_scalars),
-        )
-        .map(cast::<_, G2Projective>)?
+        phase("msm_b_g2", backend.msm_g2(cast_slice(&srs.b_g2), &b_scalars)).map(cast::<_, G2Projective>)?
     };
-    dealloc.drop_later((
-        b_scalars,
-        aux,
-        a_aux_density,
-        b_input_density,
-        b_aux_density,
-    ));
+    dealloc.drop_later((b_scalars, aux, a_aux_density, b_input_density, b_aux_density));
 
     let Blinding { r, s } = blinding;
     let g_a = vk.delta_g1 * r + vk.alpha_g1 + a_answer;
     let g_b = vk.delta_g2 * s + vk.beta_g2 + b_g2_answer;
-    let g_c = a_answer * s
-        + b_g1_answer * r
-        + vk.delta_g1 * (r * s)
-        + vk.alpha_g1 * s
-        + vk.beta_g1 * r
-        + msm_h
-        + msm_l;
-    let proof = Proof {
-        a: g_a.to_affine(),
-        b: g_b.to_affine(),
-        c: g_c.to_affine(),
-    };
+    let g_c = a_answer * s + b_g1_answer * r + vk.delta_g1 * (r * s) + vk.alpha_g1 * s + vk.beta_g1 * r + msm_h + msm_l;
+    let proof = Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() };
     let public_inputs = cast_slice::<Fr, Scalar>(&inputs[1..]).to_vec();
     dealloc.drop_later(inputs);
     Ok((proof, public_inputs))
@@ -186,21 +143,11 @@ pub fn prove(
 
 /// Checks `proof` against `public_inputs` (without the constant one) with bellperson's
 /// verifier and the parameters' verifying key.
-pub fn verify(
-    srs: &Srs,
-    proof: &Proof<Bls12>,
-    public_inputs: &[Scalar],
-    circuit: &str,
-) -> Result<(), ProveError> {
+pub fn verify(srs: &Srs, proof: &Proof<Bls12>, public_inputs: &[Scalar], circuit: &str) -> Result<(), ProveError> {
     let _span = info_span!("verify").entered();
     match verify_proof(&srs.pvk, proof, public_inputs) {
         Ok(true) => Ok(()),
-        Ok(false) => Err(ProveError::Unverified {
-            circuit: circuit.into(),
-        }),
-        Err(e) => Err(ProveError::Verifier {
-            circuit: circuit.into(),
-            error: e.to_string(),
-        }),
+        Ok(false) => Err(ProveError::Unverified { circuit: circuit.into() }),
+        Err(e) => Err(ProveError::Verifier { circuit: circuit.into(), error: e.to_string() }),
     }
 }

@@ -24,18 +24,11 @@ pub struct Session {
     pub strategy_name: String,
 }
 
-fn open_backend(
-    spec: &str,
-    config: &Config,
-    plugin_dir: &Path,
-) -> Result<(Box<dyn Backend>, String)> {
+fn open_backend(spec: &str, config: &Config, plugin_dir: &Path) -> Result<(Box<dyn Backend>, String)> {
     let plugin = Plugin::<Backends>::find(spec, plugin_dir)?;
     let options = toml::to_string(&config.backend.options)?;
-    let request = OpenRequest {
-        device: config.backend.device,
-        threads: config.backend.threads,
-        options: options.into(),
-    };
+    let request =
+        OpenRequest { device: config.backend.device, threads: config.backend.threads, options: options.into() };
     let backend = plugin.open(&request)?;
     Ok((backend, format!("{} ({})", plugin.info.name, plugin.source)))
 }
@@ -43,59 +36,38 @@ fn open_backend(
 impl Session {
     /// Opens the configured backend (or its fallback, with a warning) and strategy.
     pub fn open(config: &Config, plugin_dir: &Path) -> Result<Self> {
-        let (backend, backend_name) = match (
-            open_backend(&config.backend.plugin, config, plugin_dir),
-            &config.backend.fallback,
-        ) {
-            (Ok(opened), _) => opened,
-            (Err(e), Some(fallback)) => {
-                tracing::warn!(
-                    "backend `{}` is unavailable ({e:#}); falling back to `{fallback}`",
-                    config.backend.plugin
-                );
-                let fallback_config = Config {
-                    backend: crate::config::BackendConfig {
-                        options: toml::Table::new(),
-                        ..config.backend.clone()
-                    },
-                    ..config.clone()
-                };
-                open_backend(fallback, &fallback_config, plugin_dir).with_context(|| {
-                    format!("the fallback backend `{fallback}` is unavailable too")
-                })?
-            }
-            (Err(e), None) => return Err(e),
-        };
+        let (backend, backend_name) =
+            match (open_backend(&config.backend.plugin, config, plugin_dir), &config.backend.fallback) {
+                (Ok(opened), _) => opened,
+                (Err(e), Some(fallback)) => {
+                    tracing::warn!(
+                        "backend `{}` is unavailable ({e:#}); falling back to `{fallback}`",
+                        config.backend.plugin
+                    );
+                    let fallback_config = Config {
+                        backend: crate::config::BackendConfig { options: toml::Table::new(), ..config.backend.clone() },
+                        ..config.clone()
+                    };
+                    open_backend(fallback, &fallback_config, plugin_dir)
+                        .with_context(|| format!("the fallback backend `{fallback}` is unavailable too"))?
+                }
+                (Err(e), None) => return Err(e),
+            };
         let plugin = Plugin::<Strategies>::find(&config.synthesis.strategy, plugin_dir)?;
         let options = toml::to_string(&config.synthesis.options)?;
-        let strategy = plugin.open(&OpenRequest {
-            device: 0,
-            threads: config.synthesis.threads,
-            options: options.into(),
-        })?;
+        let strategy =
+            plugin.open(&OpenRequest { device: 0, threads: config.synthesis.threads, options: options.into() })?;
         let strategy_name = format!("{} ({})", plugin.info.name, plugin.source);
-        Ok(Self {
-            backend,
-            backend_name,
-            strategy,
-            strategy_name,
-        })
+        Ok(Self { backend, backend_name, strategy, strategy_name })
     }
 }
 
 /// The parameter file for `circuit`: `explicit` if given, else its name in `[params] dir`.
 pub fn params_path(config: &Config, circuit: &str, explicit: Option<&Path>) -> PathBuf {
-    explicit.map_or_else(
-        || config.params.dir.join(params::file_name(circuit)),
-        Path::to_path_buf,
-    )
+    explicit.map_or_else(|| config.params.dir.join(params::file_name(circuit)), Path::to_path_buf)
 }
 
 /// Reads the parameters of `circuit`.
 pub fn load_params(config: &Config, circuit: &str, explicit: Option<&Path>) -> Result<Srs> {
-    Ok(Srs::read(
-        &params_path(config, circuit, explicit),
-        circuit,
-        false,
-    )?)
+    Ok(Srs::read(&params_path(config, circuit, explicit), circuit, false)?)
 }

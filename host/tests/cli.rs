@@ -3,16 +3,8 @@
 use std::process::Command;
 
 fn bellhop(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bellhop"))
-        .args(args)
-        .env_remove("BELLHOP_PLUGIN_DIR")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new(env!("CARGO_BIN_EXE_bellhop")).args(args).env_remove("BELLHOP_PLUGIN_DIR").output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.success(), text)
 }
 
@@ -20,15 +12,10 @@ fn bellhop(args: &[&str]) -> (bool, String) {
 fn plugins_lists_the_embedded_and_the_built_cpu_backend() {
     let (ok, out) = bellhop(&["plugins"]);
     assert!(ok, "{out}");
-    let cpu_rows: Vec<&str> = out
-        .lines()
-        .filter(|l| l.starts_with("backend") && l.contains(" cpu "))
-        .collect();
+    let cpu_rows: Vec<&str> = out.lines().filter(|l| l.starts_with("backend") && l.contains(" cpu ")).collect();
     assert!(cpu_rows.iter().any(|l| l.ends_with("embedded")), "{out}");
     assert!(
-        cpu_rows
-            .iter()
-            .any(|l| l.contains("libbellhop_backend_cpu")),
+        cpu_rows.iter().any(|l| l.contains("libbellhop_backend_cpu")),
         "built plugin listed beside the binary:\n{out}"
     );
     assert!(out.contains("msm_g1,msm_g2,ntt,compute_h"), "{out}");
@@ -39,10 +26,7 @@ fn plugins_lists_the_embedded_and_the_built_cpu_backend() {
 fn plugins_json_is_machine_readable() {
     let (ok, out) = bellhop(&["plugins", "--json"]);
     assert!(ok, "{out}");
-    assert!(
-        out.contains("\"kind\": \"backend\"") && out.contains("\"abi\": \"1.0\""),
-        "{out}"
-    );
+    assert!(out.contains("\"kind\": \"backend\"") && out.contains("\"abi\": \"1.0\""), "{out}");
 }
 
 #[test]
@@ -53,10 +37,7 @@ fn a_bad_config_key_is_named() {
     std::fs::write(&config, "[backend]\nplugn = \"cpu\"\n").unwrap();
     let (ok, out) = bellhop(&["--config", config.to_str().unwrap(), "plugins"]);
     assert!(!ok);
-    assert!(
-        out.contains("unknown field `plugn`") && out.contains("bellhop.toml"),
-        "{out}"
-    );
+    assert!(out.contains("unknown field `plugn`") && out.contains("bellhop.toml"), "{out}");
 }
 
 #[test]
@@ -70,15 +51,7 @@ fn prove_writes_a_proof_that_bellpersons_verifier_accepts() {
     let (proof_path, inputs_path) = (dir.join("proof.bin"), dir.join("inputs.txt"));
     let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
 
-    let (ok, out) = bellhop(&[
-        "params",
-        "gen",
-        "chain:300",
-        "--out",
-        &path(&params),
-        "--seed",
-        "5",
-    ]);
+    let (ok, out) = bellhop(&["params", "gen", "chain:300", "--out", &path(&params), "--seed", "5"]);
     assert!(ok && out.contains("insecure"), "{out}");
     let (ok, out) = bellhop(&[
         "prove",
@@ -94,10 +67,7 @@ fn prove_writes_a_proof_that_bellpersons_verifier_accepts() {
         "--print-inputs",
     ]);
     assert!(ok, "{out}");
-    assert!(
-        out.contains("msm_b_g2") && out.contains("each verified"),
-        "phase table printed:\n{out}"
-    );
+    assert!(out.contains("msm_b_g2") && out.contains("each verified"), "phase table printed:\n{out}");
 
     // An outside verifier: bellperson's, with the vk of the file `params gen` wrote and
     // the public inputs as printed.
@@ -105,29 +75,19 @@ fn prove_writes_a_proof_that_bellpersons_verifier_accepts() {
     assert_eq!(proof_bytes.len(), 192);
     let proof = Proof::<Bls12>::read(&proof_bytes[..]).unwrap();
     let vk = VerifyingKey::<Bls12>::read(std::fs::File::open(&params).unwrap()).unwrap();
-    let printed = out
-        .lines()
-        .find_map(|l| l.strip_prefix("proof 0 public inputs: "))
-        .expect("inputs printed");
+    let printed = out.lines().find_map(|l| l.strip_prefix("proof 0 public inputs: ")).expect("inputs printed");
     let inputs: Vec<Scalar> = printed
         .split_whitespace()
         .map(|h| {
             let hex = h.strip_prefix("0x").unwrap();
-            let bytes: Vec<u8> = (0..32)
-                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-                .collect();
+            let bytes: Vec<u8> = (0..32).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect();
             Scalar::from_bytes_be(&bytes.try_into().unwrap()).unwrap()
         })
         .collect();
     assert_eq!(inputs.len(), 1);
     assert!(verify_proof(&prepare_verifying_key(&vk), &proof, &inputs).unwrap());
     // A wrong public input is rejected.
-    assert!(!verify_proof(
-        &prepare_verifying_key(&vk),
-        &proof,
-        &[inputs[0] + Scalar::from(1u64)]
-    )
-    .unwrap());
+    assert!(!verify_proof(&prepare_verifying_key(&vk), &proof, &[inputs[0] + Scalar::from(1u64)]).unwrap());
 
     let (ok, out) = bellhop(&[
         "verify",
@@ -139,11 +99,7 @@ fn prove_writes_a_proof_that_bellpersons_verifier_accepts() {
         &path(&inputs_path),
     ]);
     assert!(ok && out.contains("proof 0: valid"), "{out}");
-    std::fs::write(
-        &inputs_path,
-        format!("{}\n", printed.replace('a', "b").replace('3', "4")),
-    )
-    .unwrap();
+    std::fs::write(&inputs_path, format!("{}\n", printed.replace('a', "b").replace('3', "4"))).unwrap();
     let (ok, out) = bellhop(&[
         "verify",
         "--params",
@@ -159,17 +115,9 @@ fn prove_writes_a_proof_that_bellpersons_verifier_accepts() {
 
 #[test]
 fn prove_without_parameters_says_how_to_make_them() {
-    let (ok, out) = bellhop(&[
-        "prove",
-        "chain:123",
-        "--params",
-        "/nonexistent/chain.params",
-    ]);
+    let (ok, out) = bellhop(&["prove", "chain:123", "--params", "/nonexistent/chain.params"]);
     assert!(!ok);
-    assert!(
-        out.contains("cannot open parameter file") && out.contains("bellhop params gen chain:123"),
-        "{out}"
-    );
+    assert!(out.contains("cannot open parameter file") && out.contains("bellhop params gen chain:123"), "{out}");
 }
 
 #[test]
@@ -180,8 +128,5 @@ fn an_unknown_backend_is_named_with_what_exists() {
     std::fs::write(&config, "[backend]\nplugin = \"cdua\"\n").unwrap();
     let (ok, out) = bellhop(&["--config", config.to_str().unwrap(), "prove", "chain:10"]);
     assert!(!ok);
-    assert!(
-        out.contains("no backend plugin named `cdua`") && out.contains("available backends: cpu"),
-        "{out}"
-    );
+    assert!(out.contains("no backend plugin named `cdua`") && out.contains("available backends: cpu"), "{out}");
 }

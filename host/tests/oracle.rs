@@ -26,66 +26,37 @@ fn scratch_dir(name: &str) -> PathBuf {
 
 /// Parameters for `spec` from a fixed seed, written in bellperson's format.
 fn params_for(spec: &CircuitSpec, dir: &Path) -> (Parameters<Bls12>, PathBuf) {
-    let params = generate_random_parameters::<Bls12, _, _>(
-        spec.instance(0).circuit,
-        &mut ChaCha20Rng::seed_from_u64(11),
-    )
-    .unwrap();
+    let params =
+        generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(11))
+            .unwrap();
     let path = dir.join(params::file_name(&spec.to_string()));
     params::write(&params, &path).unwrap();
     (params, path)
 }
 
 fn blinding(i: u64) -> Blinding {
-    Blinding {
-        r: Scalar::from(1000 + i) * Scalar::from(0x1234_5678_9abc_def0u64),
-        s: Scalar::from(77 + i).square(),
-    }
+    Blinding { r: Scalar::from(1000 + i) * Scalar::from(0x1234_5678_9abc_def0u64), s: Scalar::from(77 + i).square() }
 }
 
-fn bellperson_bytes(
-    params: &Parameters<Bls12>,
-    spec: &CircuitSpec,
-    seed: u64,
-    b: Blinding,
-) -> Vec<u8> {
+fn bellperson_bytes(params: &Parameters<Bls12>, spec: &CircuitSpec, seed: u64, b: Blinding) -> Vec<u8> {
     let proof = create_proof(spec.instance(seed).circuit, params, b.r, b.s).unwrap();
     let mut bytes = Vec::new();
     proof.write(&mut bytes).unwrap();
     bytes
 }
 
-fn bellhop_bytes(
-    session: &Session,
-    srs: &Srs,
-    spec: &CircuitSpec,
-    seeds: &[u64],
-    lookahead: usize,
-) -> Vec<Vec<u8>> {
+fn bellhop_bytes(session: &Session, srs: &Srs, spec: &CircuitSpec, seeds: &[u64], lookahead: usize) -> Vec<Vec<u8>> {
     let jobs: Vec<Vec<Job>> = seeds
         .iter()
-        .map(|&seed| {
-            vec![Job {
-                circuit: spec.to_string().into(),
-                seed,
-                input: Default::default(),
-            }]
-        })
+        .map(|&seed| vec![Job { circuit: spec.to_string().into(), seed, input: Default::default() }])
         .collect();
     let options = PipelineOptions {
         lookahead,
         verify: true,
         randomness: Randomness::Fixed(seeds.iter().map(|&s| blinding(s)).collect()),
     };
-    let proved = prove_batches(
-        session.backend.as_ref(),
-        session.strategy.as_ref(),
-        srs,
-        jobs,
-        &options,
-        &|_| {},
-    )
-    .unwrap();
+    let proved =
+        prove_batches(session.backend.as_ref(), session.strategy.as_ref(), srs, jobs, &options, &|_| {}).unwrap();
     proved.iter().map(|p| p.proof_bytes()).collect()
 }
 
@@ -100,15 +71,9 @@ fn check_byte_identical(spec: &str) {
     for (seed, ours) in seeds.iter().zip(&ours) {
         let theirs = bellperson_bytes(&params, &spec, *seed, blinding(*seed));
         assert_eq!(ours.len(), 192);
-        assert_eq!(
-            ours, &theirs,
-            "{spec} seed {seed}: proof bytes differ from bellperson's"
-        );
+        assert_eq!(ours, &theirs, "{spec} seed {seed}: proof bytes differ from bellperson's");
     }
-    assert_ne!(
-        ours[0], ours[1],
-        "different witnesses give different proofs"
-    );
+    assert_ne!(ours[0], ours[1], "different witnesses give different proofs");
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -133,26 +98,11 @@ fn parameters_of_another_circuit_are_refused() {
     let (_, path) = params_for(&"chain:500".parse().unwrap(), &dir);
     let srs = Srs::read(&path, "chain:600", false).unwrap();
     let session = Session::open(&Config::default(), &dir).unwrap();
-    let jobs = vec![vec![Job {
-        circuit: "chain:600".into(),
-        seed: 1,
-        input: Default::default(),
-    }]];
-    let options = PipelineOptions {
-        lookahead: 0,
-        verify: true,
-        randomness: Randomness::Os,
-    };
-    let e = prove_batches(
-        session.backend.as_ref(),
-        session.strategy.as_ref(),
-        &srs,
-        jobs,
-        &options,
-        &|_| {},
-    )
-    .unwrap_err()
-    .to_string();
+    let jobs = vec![vec![Job { circuit: "chain:600".into(), seed: 1, input: Default::default() }]];
+    let options = PipelineOptions { lookahead: 0, verify: true, randomness: Randomness::Os };
+    let e = prove_batches(session.backend.as_ref(), session.strategy.as_ref(), &srs, jobs, &options, &|_| {})
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("does not fit circuit chain:600"), "{e}");
     assert!(e.contains("bellhop params gen chain:600"), "{e}");
     std::fs::remove_dir_all(dir).ok();
@@ -166,14 +116,8 @@ fn truncated_and_corrupt_files_are_refused() {
 
     let truncated = dir.join("truncated.params");
     std::fs::write(&truncated, &bytes[..bytes.len() - 1000]).unwrap();
-    let e = Srs::read(&truncated, "chain:300", false)
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(
-        e.contains("is truncated") && e.contains("section `b_g2`"),
-        "{e}"
-    );
+    let e = Srs::read(&truncated, "chain:300", false).err().unwrap().to_string();
+    assert!(e.contains("is truncated") && e.contains("section `b_g2`"), "{e}");
 
     // The first point of section h: after the vk's six points, `ic` (2 points: the
     // constant one and the output) with its count, and h's count.
@@ -182,29 +126,19 @@ fn truncated_and_corrupt_files_are_refused() {
     corrupt[first_h + 10] ^= 0x40;
     let corrupt_path = dir.join("corrupt.params");
     std::fs::write(&corrupt_path, &corrupt).unwrap();
-    let e = Srs::read(&corrupt_path, "chain:300", false)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = Srs::read(&corrupt_path, "chain:300", false).err().unwrap().to_string();
     assert!(e.contains("is corrupt: point 0 of section `h`"), "{e}");
 
     let mut longer = bytes.clone();
     longer.extend_from_slice(&[0; 7]);
     let longer_path = dir.join("longer.params");
     std::fs::write(&longer_path, &longer).unwrap();
-    let e = Srs::read(&longer_path, "chain:300", false)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = Srs::read(&longer_path, "chain:300", false).err().unwrap().to_string();
     assert!(e.contains("has 7 bytes after its last section"), "{e}");
 
-    let missing = Srs::read(&dir.join("nope.params"), "chain:300", false)
-        .err()
-        .unwrap()
-        .to_string();
+    let missing = Srs::read(&dir.join("nope.params"), "chain:300", false).err().unwrap().to_string();
     assert!(
-        missing.contains("cannot open parameter file")
-            && missing.contains("bellhop params gen chain:300"),
+        missing.contains("cannot open parameter file") && missing.contains("bellhop params gen chain:300"),
         "{missing}"
     );
     std::fs::remove_dir_all(dir).ok();

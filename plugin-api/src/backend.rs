@@ -60,12 +60,7 @@ pub trait Backend: Send + Sync {
     /// Equivalent to: inverse NTT of each, forward coset NTT of each, `a·b - c`
     /// pointwise, divide by `Z = g^n - 1` (constant on the coset), inverse coset NTT.
     /// Returns the backend's own sub-phase timings.
-    fn compute_h(
-        &self,
-        a: &mut [Fr],
-        b: &mut [Fr],
-        c: &mut [Fr],
-    ) -> Result<Vec<PhaseTiming>, PluginError>;
+    fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError>;
 }
 
 /// How a backend is described and opened; implemented next to [`Backend`] by authors.
@@ -81,18 +76,10 @@ pub trait BackendPlugin: Backend + Sized + 'static {
 #[sabi_trait]
 pub trait BackendObject: Send + Sync {
     /// See [`Backend::msm_g1`].
-    fn msm_g1(
-        &self,
-        bases: RSlice<'_, G1Affine>,
-        scalars: RSlice<'_, Fr>,
-    ) -> RResult<G1Projective, PluginError>;
+    fn msm_g1(&self, bases: RSlice<'_, G1Affine>, scalars: RSlice<'_, Fr>) -> RResult<G1Projective, PluginError>;
 
     /// See [`Backend::msm_g2`].
-    fn msm_g2(
-        &self,
-        bases: RSlice<'_, G2Affine>,
-        scalars: RSlice<'_, Fr>,
-    ) -> RResult<G2Projective, PluginError>;
+    fn msm_g2(&self, bases: RSlice<'_, G2Affine>, scalars: RSlice<'_, Fr>) -> RResult<G2Projective, PluginError>;
 
     /// See [`Backend::ntt`].
     fn ntt(&self, values: RSliceMut<'_, Fr>, direction: NttDirection) -> RResult<(), PluginError>;
@@ -114,31 +101,15 @@ pub type BackendBox = BackendObject_TO<'static, RBox<()>>;
 struct Exported<T>(T);
 
 impl<T: Backend> BackendObject for Exported<T> {
-    fn msm_g1(
-        &self,
-        bases: RSlice<'_, G1Affine>,
-        scalars: RSlice<'_, Fr>,
-    ) -> RResult<G1Projective, PluginError> {
-        guard("msm_g1", || {
-            self.0.msm_g1(bases.as_slice(), scalars.as_slice())
-        })
+    fn msm_g1(&self, bases: RSlice<'_, G1Affine>, scalars: RSlice<'_, Fr>) -> RResult<G1Projective, PluginError> {
+        guard("msm_g1", || self.0.msm_g1(bases.as_slice(), scalars.as_slice()))
     }
 
-    fn msm_g2(
-        &self,
-        bases: RSlice<'_, G2Affine>,
-        scalars: RSlice<'_, Fr>,
-    ) -> RResult<G2Projective, PluginError> {
-        guard("msm_g2", || {
-            self.0.msm_g2(bases.as_slice(), scalars.as_slice())
-        })
+    fn msm_g2(&self, bases: RSlice<'_, G2Affine>, scalars: RSlice<'_, Fr>) -> RResult<G2Projective, PluginError> {
+        guard("msm_g2", || self.0.msm_g2(bases.as_slice(), scalars.as_slice()))
     }
 
-    fn ntt(
-        &self,
-        mut values: RSliceMut<'_, Fr>,
-        direction: NttDirection,
-    ) -> RResult<(), PluginError> {
+    fn ntt(&self, mut values: RSliceMut<'_, Fr>, direction: NttDirection) -> RResult<(), PluginError> {
         guard("ntt", || self.0.ntt(values.as_mut_slice(), direction))
     }
 
@@ -148,11 +119,7 @@ impl<T: Backend> BackendObject for Exported<T> {
         mut b: RSliceMut<'_, Fr>,
         mut c: RSliceMut<'_, Fr>,
     ) -> RResult<RVec<PhaseTiming>, PluginError> {
-        guard("compute_h", || {
-            self.0
-                .compute_h(a.as_mut_slice(), b.as_mut_slice(), c.as_mut_slice())
-                .map(RVec::from)
-        })
+        guard("compute_h", || self.0.compute_h(a.as_mut_slice(), b.as_mut_slice(), c.as_mut_slice()).map(RVec::from))
     }
 }
 
@@ -169,15 +136,8 @@ impl Backend for BackendBox {
         BackendObject_TO::ntt(self, values.into(), direction).into()
     }
 
-    fn compute_h(
-        &self,
-        a: &mut [Fr],
-        b: &mut [Fr],
-        c: &mut [Fr],
-    ) -> Result<Vec<PhaseTiming>, PluginError> {
-        BackendObject_TO::compute_h(self, a.into(), b.into(), c.into())
-            .into_result()
-            .map(RVec::into_vec)
+    fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
+        BackendObject_TO::compute_h(self, a.into(), b.into(), c.into()).into_result().map(RVec::into_vec)
     }
 }
 
@@ -213,12 +173,9 @@ pub fn __describe<T: BackendPlugin>(build: BuildInfo) -> RResult<PluginInfo, Plu
 }
 
 #[doc(hidden)]
-pub extern "C" fn __open<T: BackendPlugin>(
-    request: &OpenRequest,
-) -> RResult<BackendBox, PluginError> {
+pub extern "C" fn __open<T: BackendPlugin>(request: &OpenRequest) -> RResult<BackendBox, PluginError> {
     guard("open", || {
-        T::open(request)
-            .map(|backend| BackendObject_TO::from_value(Exported(backend), sabi_trait::TD_Opaque))
+        T::open(request).map(|backend| BackendObject_TO::from_value(Exported(backend), sabi_trait::TD_Opaque))
     })
 }
 
@@ -239,16 +196,13 @@ macro_rules! export_backend {
     ($plugin:ty) => {
         /// The header the host reads first: magic, ABI version, kind.
         #[no_mangle]
-        pub static BELLHOP_PLUGIN_HEADER: $crate::PluginHeader =
-            $crate::PluginHeader::new($crate::PluginKind::BACKEND);
+        pub static BELLHOP_PLUGIN_HEADER: $crate::PluginHeader = $crate::PluginHeader::new($crate::PluginKind::BACKEND);
 
         /// The `abi_stable` root module of this backend.
         #[$crate::__private::abi_stable::export_root_module]
         pub fn bellhop_backend_module() -> $crate::backend::BackendModuleRef {
-            extern "C" fn describe() -> $crate::__private::abi_stable::std_types::RResult<
-                $crate::PluginInfo,
-                $crate::PluginError,
-            > {
+            extern "C" fn describe(
+            ) -> $crate::__private::abi_stable::std_types::RResult<$crate::PluginInfo, $crate::PluginError> {
                 $crate::backend::__describe::<$plugin>($crate::build_info!())
             }
             $crate::backend::__module(describe, $crate::backend::__open::<$plugin>)

@@ -15,16 +15,10 @@ pub fn emit() {
     println!("cargo:rustc-env=BELLHOP_BUILD_TARGET={}", env("TARGET"));
     println!("cargo:rustc-env=BELLHOP_BUILD_PROFILE={}", env("PROFILE"));
     let mut features: Vec<String> = std::env::vars()
-        .filter_map(|(k, _)| {
-            k.strip_prefix("CARGO_FEATURE_")
-                .map(|f| f.to_lowercase().replace('_', "-"))
-        })
+        .filter_map(|(k, _)| k.strip_prefix("CARGO_FEATURE_").map(|f| f.to_lowercase().replace('_', "-")))
         .collect();
     features.sort();
-    println!(
-        "cargo:rustc-env=BELLHOP_BUILD_FEATURES={}",
-        features.join(",")
-    );
+    println!("cargo:rustc-env=BELLHOP_BUILD_FEATURES={}", features.join(","));
     if let Some(rev) = git(&["rev-parse", "--short=12", "HEAD"]) {
         println!("cargo:rustc-env=BELLHOP_BUILD_GIT={rev}");
     }
@@ -36,9 +30,7 @@ pub fn emit() {
 
 fn git(args: &[&str]) -> Option<String> {
     let out = Command::new("git").args(args).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// The [`BuildInfo`](crate::BuildInfo) of the crate this macro is expanded in.
@@ -49,12 +41,8 @@ macro_rules! build_info {
             crate_name: env!("CARGO_PKG_NAME").into(),
             crate_version: env!("CARGO_PKG_VERSION").into(),
             features: option_env!("BELLHOP_BUILD_FEATURES").unwrap_or("").into(),
-            target: option_env!("BELLHOP_BUILD_TARGET")
-                .unwrap_or("unknown")
-                .into(),
-            profile: option_env!("BELLHOP_BUILD_PROFILE")
-                .unwrap_or("unknown")
-                .into(),
+            target: option_env!("BELLHOP_BUILD_TARGET").unwrap_or("unknown").into(),
+            profile: option_env!("BELLHOP_BUILD_PROFILE").unwrap_or("unknown").into(),
             git_revision: match option_env!("BELLHOP_BUILD_GIT") {
                 Some(rev) => $crate::__private::abi_stable::std_types::ROption::RSome(rev.into()),
                 None => $crate::__private::abi_stable::std_types::ROption::RNone,

@@ -67,13 +67,7 @@ pub fn cast_vec<A: SameLayout<B>, B>(values: Vec<A>) -> Vec<B> {
     // SAFETY: equal size and alignment (`SameLayout`) mean the allocation has the layout
     // a `Vec<B>` of the same capacity expects; ownership moves from `values`, which is
     // never dropped.
-    unsafe {
-        Vec::from_raw_parts(
-            values.as_mut_ptr().cast::<B>(),
-            values.len(),
-            values.capacity(),
-        )
-    }
+    unsafe { Vec::from_raw_parts(values.as_mut_ptr().cast::<B>(), values.len(), values.capacity()) }
 }
 
 #[cfg(all(test, feature = "blstrs"))]
@@ -88,31 +82,19 @@ mod tests {
         let s = blstrs::Scalar::from(123_456_789u64);
         let ours: Fr = cast(s);
         assert_eq!(cast::<Fr, blstrs::Scalar>(ours), s);
-        assert_eq!(
-            blstrs::Scalar::ONE,
-            cast(cast::<_, Fr>(blstrs::Scalar::ONE))
-        );
+        assert_eq!(blstrs::Scalar::ONE, cast(cast::<_, Fr>(blstrs::Scalar::ONE)));
 
         let p = (blstrs::G1Projective::generator() * s).to_affine();
         let ours: G1Affine = cast(p);
         assert_eq!(cast::<G1Affine, blstrs::G1Affine>(ours), p);
         let q: G1Projective = cast(blstrs::G1Projective::generator());
-        assert_eq!(
-            cast::<G1Projective, blstrs::G1Projective>(q),
-            blstrs::G1Projective::generator()
-        );
+        assert_eq!(cast::<G1Projective, blstrs::G1Projective>(q), blstrs::G1Projective::generator());
     }
 
     #[test]
     fn infinity_is_all_zero_in_affine_form() {
-        assert_eq!(
-            cast::<_, G1Affine>(blstrs::G1Affine::identity()),
-            G1Affine::default()
-        );
-        assert_eq!(
-            cast::<_, G2Affine>(blstrs::G2Affine::identity()),
-            G2Affine::default()
-        );
+        assert_eq!(cast::<_, G1Affine>(blstrs::G1Affine::identity()), G1Affine::default());
+        assert_eq!(cast::<_, G2Affine>(blstrs::G2Affine::identity()), G2Affine::default());
     }
 
     #[test]

@@ -59,10 +59,7 @@ pub struct PluginError {
 impl PluginError {
     /// An error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self {
-            kind,
-            message: RString::from(message.into()),
-        }
+        Self { kind, message: RString::from(message.into()) }
     }
 
     /// An [`ErrorKind::INVALID_INPUT`] error.
@@ -72,10 +69,7 @@ impl PluginError {
 
     /// An [`ErrorKind::UNSUPPORTED`] error naming the call.
     pub fn unsupported(call: &str) -> Self {
-        Self::new(
-            ErrorKind::UNSUPPORTED,
-            format!("this plugin does not implement `{call}`"),
-        )
+        Self::new(ErrorKind::UNSUPPORTED, format!("this plugin does not implement `{call}`"))
     }
 }
 

@@ -8,10 +8,7 @@ use crate::{ErrorKind, PluginError};
 
 /// Runs `f`, turning a panic into an [`ErrorKind::PANIC`] error instead of unwinding
 /// across the boundary (which is undefined behaviour for `extern "C"` functions).
-pub(crate) fn guard<T>(
-    call: &str,
-    f: impl FnOnce() -> Result<T, PluginError>,
-) -> RResult<T, PluginError> {
+pub(crate) fn guard<T>(call: &str, f: impl FnOnce() -> Result<T, PluginError>) -> RResult<T, PluginError> {
     // AssertUnwindSafe: after a panic the plugin object may hold broken invariants; the
     // error tells the host so, and the host drops the context rather than reuse it.
     match catch_unwind(AssertUnwindSafe(f)) {
@@ -22,10 +19,7 @@ pub(crate) fn guard<T>(
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a non-string panic payload".into());
-            RResult::RErr(PluginError::new(
-                ErrorKind::PANIC,
-                format!("the plugin panicked in `{call}`: {what}"),
-            ))
+            RResult::RErr(PluginError::new(ErrorKind::PANIC, format!("the plugin panicked in `{call}`: {what}")))
         }
     }
 }
@@ -39,10 +33,7 @@ mod tests {
         let r: RResult<(), _> = guard("demo", || panic!("boom"));
         let e = r.unwrap_err();
         assert_eq!(e.kind, ErrorKind::PANIC);
-        assert!(
-            e.message.contains("`demo`") && e.message.contains("boom"),
-            "{e}"
-        );
+        assert!(e.message.contains("`demo`") && e.message.contains("boom"), "{e}");
     }
 
     #[test]

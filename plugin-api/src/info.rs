@@ -66,11 +66,7 @@ pub struct PluginHeader {
 impl PluginHeader {
     /// The header of a plugin of `kind` built against this crate's [`ABI_VERSION`].
     pub const fn new(kind: PluginKind) -> Self {
-        Self {
-            magic: PLUGIN_MAGIC,
-            abi: ABI_VERSION,
-            kind,
-        }
+        Self { magic: PLUGIN_MAGIC, abi: ABI_VERSION, kind }
     }
 }
 
@@ -109,18 +105,11 @@ impl Capabilities {
 
     /// The names of the set flags; unknown bits show as `bit N`.
     pub fn names(self) -> Vec<String> {
-        let mut names: Vec<String> = Self::NAMES
-            .iter()
-            .filter(|(flag, _)| self.contains(*flag))
-            .map(|(_, name)| name.to_string())
-            .collect();
+        let mut names: Vec<String> =
+            Self::NAMES.iter().filter(|(flag, _)| self.contains(*flag)).map(|(_, name)| name.to_string()).collect();
         let known = Self::NAMES.iter().fold(0, |acc, (flag, _)| acc | flag.0);
         let unknown = self.0 & !known;
-        names.extend(
-            (0..64)
-                .filter(|bit| unknown & (1 << bit) != 0)
-                .map(|bit| format!("bit {bit}")),
-        );
+        names.extend((0..64).filter(|bit| unknown & (1 << bit) != 0).map(|bit| format!("bit {bit}")));
         names
     }
 }
@@ -218,10 +207,7 @@ pub struct PhaseTiming {
 impl PhaseTiming {
     /// A timing named `name` of `elapsed`.
     pub fn new(name: &str, elapsed: std::time::Duration) -> Self {
-        Self {
-            name: name.into(),
-            nanos: elapsed.as_nanos().try_into().unwrap_or(u64::MAX),
-        }
+        Self { name: name.into(), nanos: elapsed.as_nanos().try_into().unwrap_or(u64::MAX) }
     }
 }
 

@@ -15,8 +15,8 @@ use abi_stable::{
 };
 
 use crate::{
-    guard::guard, types::Fr, version::ABI_VERSION_STRINGS, BuildInfo, Description, OpenRequest,
-    PhaseTiming, PluginError, PluginInfo, PluginKind,
+    guard::guard, types::Fr, version::ABI_VERSION_STRINGS, BuildInfo, Description, OpenRequest, PhaseTiming,
+    PluginError, PluginInfo, PluginKind,
 };
 
 /// One circuit instance to synthesize.
@@ -45,9 +45,7 @@ pub struct Density {
 impl Density {
     /// Whether variable `i` is used.
     pub fn get(&self, i: usize) -> bool {
-        self.words
-            .get(i / 64)
-            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+        self.words.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
     }
 
     /// The number of variables used.
@@ -68,10 +66,7 @@ impl Density {
             }
             len += 1;
         }
-        Self {
-            words: words.into(),
-            len,
-        }
+        Self { words: words.into(), len }
     }
 }
 
@@ -98,11 +93,22 @@ pub struct Assignment {
     pub b_aux_density: Density,
 }
 
+/// What one `synthesize` call returns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Synthesis {
+    /// One assignment per job, in order.
+    pub assignments: Vec<Assignment>,
+    /// The strategy's own sub-phase timings for the batch.
+    pub timings: Vec<PhaseTiming>,
+    /// Things the operator should know (e.g. a corrupt cache that was rebuilt); the host
+    /// logs them as warnings, since plugins cannot reach its log.
+    pub warnings: Vec<String>,
+}
+
 /// The calls of an opened strategy.
 pub trait Strategy: Send + Sync {
-    /// Synthesizes each job; the result has one assignment per job, in order. The
-    /// timings are the strategy's own sub-phases (per batch).
-    fn synthesize(&self, jobs: &[Job]) -> Result<(Vec<Assignment>, Vec<PhaseTiming>), PluginError>;
+    /// Synthesizes each job; the result has one assignment per job, in order.
+    fn synthesize(&self, jobs: &[Job]) -> Result<Synthesis, PluginError>;
 }
 
 /// How a strategy is described and opened; implemented next to [`Strategy`] by authors.
@@ -115,7 +121,7 @@ pub trait StrategyPlugin: Strategy + Sized + 'static {
     fn open(request: &OpenRequest) -> Result<Self, PluginError>;
 }
 
-/// The result of one [`StrategyObject::synthesize`] call.
+/// [`Synthesis`] as it crosses the ABI.
 #[repr(C)]
 #[derive(StableAbi, Debug)]
 pub struct Synthesized {
@@ -123,6 +129,8 @@ pub struct Synthesized {
     pub assignments: RVec<Assignment>,
     /// The strategy's sub-phase timings.
     pub timings: RVec<PhaseTiming>,
+    /// Warnings for the operator.
+    pub warnings: RVec<RString>,
 }
 
 /// The FFI-safe form of [`Strategy`]; the host reaches it as a [`StrategyBox`].
@@ -141,19 +149,24 @@ struct Exported<T>(T);
 impl<T: Strategy> StrategyObject for Exported<T> {
     fn synthesize(&self, jobs: RSlice<'_, Job>) -> RResult<Synthesized, PluginError> {
         guard("synthesize", || {
-            let (assignments, timings) = self.0.synthesize(jobs.as_slice())?;
+            let out = self.0.synthesize(jobs.as_slice())?;
             Ok(Synthesized {
-                assignments: assignments.into(),
-                timings: timings.into(),
+                assignments: out.assignments.into(),
+                timings: out.timings.into(),
+                warnings: out.warnings.into_iter().map(RString::from).collect(),
             })
         })
     }
 }
 
 impl Strategy for StrategyBox {
-    fn synthesize(&self, jobs: &[Job]) -> Result<(Vec<Assignment>, Vec<PhaseTiming>), PluginError> {
+    fn synthesize(&self, jobs: &[Job]) -> Result<Synthesis, PluginError> {
         let out = StrategyObject_TO::synthesize(self, jobs.into()).into_result()?;
-        Ok((out.assignments.into_vec(), out.timings.into_vec()))
+        Ok(Synthesis {
+            assignments: out.assignments.into_vec(),
+            timings: out.timings.into_vec(),
+            warnings: out.warnings.into_iter().map(String::from).collect(),
+        })
     }
 }
 
@@ -188,12 +201,8 @@ pub fn __describe<T: StrategyPlugin>(build: BuildInfo) -> RResult<PluginInfo, Pl
 }
 
 #[doc(hidden)]
-pub extern "C" fn __open<T: StrategyPlugin>(
-    request: &OpenRequest,
-) -> RResult<StrategyBox, PluginError> {
-    guard("open", || {
-        T::open(request).map(|s| StrategyObject_TO::from_value(Exported(s), sabi_trait::TD_Opaque))
-    })
+pub extern "C" fn __open<T: StrategyPlugin>(request: &OpenRequest) -> RResult<StrategyBox, PluginError> {
+    guard("open", || T::open(request).map(|s| StrategyObject_TO::from_value(Exported(s), sabi_trait::TD_Opaque)))
 }
 
 #[doc(hidden)]
@@ -219,10 +228,8 @@ macro_rules! export_strategy {
         /// The `abi_stable` root module of this strategy.
         #[$crate::__private::abi_stable::export_root_module]
         pub fn bellhop_strategy_module() -> $crate::strategy::StrategyModuleRef {
-            extern "C" fn describe() -> $crate::__private::abi_stable::std_types::RResult<
-                $crate::PluginInfo,
-                $crate::PluginError,
-            > {
+            extern "C" fn describe(
+            ) -> $crate::__private::abi_stable::std_types::RResult<$crate::PluginInfo, $crate::PluginError> {
                 $crate::strategy::__describe::<$plugin>($crate::build_info!())
             }
             $crate::strategy::__module(describe, $crate::strategy::__open::<$plugin>)
@@ -237,11 +244,7 @@ mod tests {
     #[test]
     fn density_bits_round_trip() {
         let bits = [true, false, true, true, false];
-        let d = Density::from_bits(
-            bits.iter()
-                .copied()
-                .chain(std::iter::repeat(false).take(70)),
-        );
+        let d = Density::from_bits(bits.iter().copied().chain(std::iter::repeat(false).take(70)));
         assert_eq!(d.len, 75);
         assert_eq!(d.words.len(), 2);
         assert_eq!(d.count(), 3);

@@ -12,13 +12,7 @@ fn cpu_plugin_passes_conformance() {
     assert_eq!(plugin.source, Source::File(path));
     assert_eq!(plugin.info.abi, ABI_VERSION);
     assert_eq!(plugin.info.devices.len(), 1);
-    let backend = plugin
-        .open(&OpenRequest {
-            device: 0,
-            threads: 2,
-            options: "".into(),
-        })
-        .unwrap();
+    let backend = plugin.open(&OpenRequest { device: 0, threads: 2, options: "".into() }).unwrap();
     let report = run(backend.as_ref(), seed_from_env());
     println!("{report}");
     assert!(report.passed(), "{report}");

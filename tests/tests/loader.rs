@@ -15,18 +15,12 @@ fn load_error<S: bellhop::plugins::Seam>(path: &std::path::Path) -> String {
 fn missing_file() {
     let path = build_dir().join("libbellhop_backend_nothing_here.so");
     let e = load_error::<Backends>(&path);
-    assert!(
-        e.contains("does not exist") && e.contains("nothing_here"),
-        "{e}"
-    );
+    assert!(e.contains("does not exist") && e.contains("nothing_here"), "{e}");
 }
 
 #[test]
 fn unknown_name_lists_what_exists() {
-    let e = Plugin::<Backends>::find("cdua", &build_dir())
-        .err()
-        .expect("no such backend")
-        .to_string();
+    let e = Plugin::<Backends>::find("cdua", &build_dir()).err().expect("no such backend").to_string();
     assert!(e.contains("no backend plugin named `cdua`"), "{e}");
     assert!(e.contains("libbellhop_backend_cdua"), "{e}");
     assert!(e.contains("available backends: cpu"), "{e}");
@@ -45,71 +39,38 @@ fn not_a_shared_library() {
 #[test]
 fn shared_library_that_is_not_a_plugin() {
     let e = load_error::<Backends>(&built_library("fixture_not_a_plugin"));
-    assert!(
-        e.contains("is a shared library but not a Bellhop plugin"),
-        "{e}"
-    );
+    assert!(e.contains("is a shared library but not a Bellhop plugin"), "{e}");
     assert!(e.contains("exports no BELLHOP_PLUGIN_HEADER"), "{e}");
 }
 
 #[test]
 fn backend_where_a_strategy_is_expected() {
     let e = load_error::<Strategies>(&built_library("bellhop_backend_cpu"));
-    assert!(
-        e.contains("is a backend plugin, but a strategy is expected here"),
-        "{e}"
-    );
+    assert!(e.contains("is a backend plugin, but a strategy is expected here"), "{e}");
     assert!(e.contains("[backend] plugin"), "{e}");
 }
 
 #[test]
 fn abi_version_mismatch() {
     let e = load_error::<Backends>(&built_library("fixture_future_abi"));
-    assert!(
-        e.contains("was built for plugin ABI 99.0, but this bellhop speaks ABI 1.0"),
-        "{e}"
-    );
-    assert!(
-        e.contains("rebuild the plugin against bellhop-plugin-api 1.x"),
-        "{e}"
-    );
+    assert!(e.contains("was built for plugin ABI 99.0, but this bellhop speaks ABI 1.0"), "{e}");
+    assert!(e.contains("rebuild the plugin against bellhop-plugin-api 1.x"), "{e}");
 }
 
 #[test]
 fn open_of_a_device_that_does_not_exist() {
     let plugin = Plugin::<Backends>::load(&built_library("bellhop_backend_cpu")).unwrap();
-    let request = OpenRequest {
-        device: 7,
-        threads: 1,
-        options: "".into(),
-    };
-    let e = plugin
-        .open(&request)
-        .err()
-        .expect("device 7 does not exist")
-        .to_string();
-    assert!(
-        e.contains("backend `cpu`") && e.contains("could not open device 7"),
-        "{e}"
-    );
-    assert!(
-        e.contains("device 7 does not exist: the cpu backend has one device, 0"),
-        "{e}"
-    );
+    let request = OpenRequest { device: 7, threads: 1, options: "".into() };
+    let e = plugin.open(&request).err().expect("device 7 does not exist").to_string();
+    assert!(e.contains("backend `cpu`") && e.contains("could not open device 7"), "{e}");
+    assert!(e.contains("device 7 does not exist: the cpu backend has one device, 0"), "{e}");
 }
 
 #[test]
 fn open_with_an_unknown_option() {
     let plugin = Plugin::<Backends>::load(&built_library("bellhop_backend_cpu")).unwrap();
-    let request = OpenRequest {
-        device: 0,
-        threads: 1,
-        options: "pinned = true".into(),
-    };
-    let e = plugin
-        .open(&request)
-        .err()
-        .expect("the cpu backend takes no options");
+    let request = OpenRequest { device: 0, threads: 1, options: "pinned = true".into() };
+    let e = plugin.open(&request).err().expect("the cpu backend takes no options");
     assert_eq!(e.error.kind, ErrorKind::OPTIONS);
     assert!(e.to_string().contains("unknown option `pinned`"), "{e}");
 }
@@ -117,21 +78,11 @@ fn open_with_an_unknown_option() {
 #[test]
 fn panics_stop_at_the_boundary() {
     let plugin = Plugin::<Backends>::load(&built_library("fixture_panicking_backend")).unwrap();
-    let backend = plugin
-        .open(&OpenRequest {
-            device: 0,
-            threads: 1,
-            options: "".into(),
-        })
-        .unwrap();
+    let backend = plugin.open(&OpenRequest { device: 0, threads: 1, options: "".into() }).unwrap();
     for _ in 0..2 {
         let e = backend.msm_g1(&[], &[]).unwrap_err();
         assert_eq!(e.kind, ErrorKind::PANIC);
-        assert!(
-            e.message
-                .contains("panicked in `msm_g1`: msm_g1 exploded on purpose"),
-            "{e}"
-        );
+        assert!(e.message.contains("panicked in `msm_g1`: msm_g1 exploded on purpose"), "{e}");
     }
     let e = backend.compute_h(&mut [], &mut [], &mut []).unwrap_err();
     assert!(e.message.contains("compute_h exploded on purpose"), "{e}");
@@ -150,9 +101,6 @@ fn loading_twice_gives_the_same_plugin() {
 #[test]
 fn strategy_where_a_backend_is_expected() {
     let e = load_error::<Backends>(&built_library("bellhop_strategy_baseline"));
-    assert!(
-        e.contains("is a strategy plugin, but a backend is expected here"),
-        "{e}"
-    );
+    assert!(e.contains("is a strategy plugin, but a backend is expected here"), "{e}");
     assert!(e.contains("[synthesis] strategy"), "{e}");
 }

@@ -17,29 +17,11 @@ use rand_chacha::ChaCha20Rng;
 
 fn proof_bytes(config: &Config, srs: &Srs, spec: &CircuitSpec) -> Vec<u8> {
     let session = Session::open(config, &build_dir()).unwrap();
-    let jobs = vec![vec![Job {
-        circuit: spec.to_string().into(),
-        seed: 9,
-        input: Default::default(),
-    }]];
-    let blinding = Blinding {
-        r: Scalar::from(5u64),
-        s: Scalar::from(6u64),
-    };
-    let options = PipelineOptions {
-        lookahead: 1,
-        verify: true,
-        randomness: Randomness::Fixed(vec![blinding]),
-    };
-    let proved = prove_batches(
-        session.backend.as_ref(),
-        session.strategy.as_ref(),
-        srs,
-        jobs,
-        &options,
-        &|_| {},
-    )
-    .unwrap();
+    let jobs = vec![vec![Job { circuit: spec.to_string().into(), seed: 9, input: Default::default() }]];
+    let blinding = Blinding { r: Scalar::from(5u64), s: Scalar::from(6u64) };
+    let options = PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(vec![blinding]) };
+    let proved =
+        prove_batches(session.backend.as_ref(), session.strategy.as_ref(), srs, jobs, &options, &|_| {}).unwrap();
     proved[0].proof_bytes()
 }
 
@@ -48,19 +30,15 @@ fn loaded_plugins_prove_like_embedded_ones() {
     let spec: CircuitSpec = "poseidon-merkle:4".parse().unwrap();
     let dir = build_dir().join("plugin-proofs");
     let path = dir.join(params::file_name(&spec.to_string()));
-    let params = generate_random_parameters::<Bls12, _, _>(
-        spec.instance(0).circuit,
-        &mut ChaCha20Rng::seed_from_u64(1),
-    )
-    .unwrap();
+    let params =
+        generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(1))
+            .unwrap();
     params::write(&params, &path).unwrap();
     let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
 
     let embedded = proof_bytes(&Config::default(), &srs, &spec);
     let mut loaded = Config::default();
     loaded.backend.plugin = built_library("bellhop_backend_cpu").display().to_string();
-    loaded.synthesis.strategy = built_library("bellhop_strategy_baseline")
-        .display()
-        .to_string();
+    loaded.synthesis.strategy = built_library("bellhop_strategy_baseline").display().to_string();
     assert_eq!(proof_bytes(&loaded, &srs, &spec), embedded);
 }

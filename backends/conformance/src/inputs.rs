@@ -62,23 +62,13 @@ impl Inputs {
         }
     }
 
-    pub(crate) fn bases<G: PrimeCurveAffine<Scalar = Scalar>>(
-        &mut self,
-        class: BaseClass,
-        n: usize,
-    ) -> Vec<G> {
+    pub(crate) fn bases<G: PrimeCurveAffine<Scalar = Scalar>>(&mut self, class: BaseClass, n: usize) -> Vec<G> {
         let random = |rng: &mut ChaCha8Rng| G::generator() * Scalar::random(rng);
         let points: Vec<G::Curve> = match class {
             BaseClass::Random => (0..n).map(|_| random(&mut self.0)).collect(),
-            BaseClass::WithIdentities => (0..n)
-                .map(|i| {
-                    if i % 3 == 0 {
-                        G::Curve::identity()
-                    } else {
-                        random(&mut self.0)
-                    }
-                })
-                .collect(),
+            BaseClass::WithIdentities => {
+                (0..n).map(|i| if i % 3 == 0 { G::Curve::identity() } else { random(&mut self.0) }).collect()
+            }
             BaseClass::Repeated => vec![random(&mut self.0); n],
         };
         let mut affine = vec![G::identity(); n];

@@ -81,38 +81,17 @@ impl Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "conformance seed {} (set BELLHOP_SEED={} to reproduce)",
-            self.seed, self.seed
-        )?;
-        writeln!(
-            f,
-            "{:<22} {:<32} {:>7}  {:<6} {:>9}",
-            "primitive", "input", "size", "result", "ms"
-        )?;
+        writeln!(f, "conformance seed {} (set BELLHOP_SEED={} to reproduce)", self.seed, self.seed)?;
+        writeln!(f, "{:<22} {:<32} {:>7}  {:<6} {:>9}", "primitive", "input", "size", "result", "ms")?;
         for r in &self.results {
             let verdict = if r.failure.is_some() { "FAIL" } else { "pass" };
-            writeln!(
-                f,
-                "{:<22} {:<32} {:>7}  {:<6} {:>9.2}",
-                r.primitive, r.input, r.size, verdict, r.millis
-            )?;
+            writeln!(f, "{:<22} {:<32} {:>7}  {:<6} {:>9.2}", r.primitive, r.input, r.size, verdict, r.millis)?;
         }
         let failed = self.results.iter().filter(|r| r.failure.is_some()).count();
-        writeln!(
-            f,
-            "{} passed, {} failed",
-            self.results.len() - failed,
-            failed
-        )?;
+        writeln!(f, "{} passed, {} failed", self.results.len() - failed, failed)?;
         if let Some(first) = self.first_failure() {
             let why = first.failure.as_deref().unwrap_or_default();
-            writeln!(
-                f,
-                "first divergence: {} / {} / size {}: {why}",
-                first.primitive, first.input, first.size
-            )?;
+            writeln!(f, "first divergence: {} / {} / size {}: {why}", first.primitive, first.input, first.size)?;
         }
         Ok(())
     }
@@ -120,10 +99,7 @@ impl fmt::Display for Report {
 
 /// The seed from `BELLHOP_SEED`, or a fresh one.
 pub fn seed_from_env() -> u64 {
-    std::env::var("BELLHOP_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(rand::random)
+    std::env::var("BELLHOP_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random)
 }
 
 /// Runs every suite against `backend`.
@@ -137,25 +113,14 @@ pub fn run(backend: &dyn Backend, seed: u64) -> Report {
 
 /// Runs one suite against `backend`.
 pub fn run_suite(backend: &dyn Backend, suite: Suite, seed: u64) -> Report {
-    let mut checker = Checker {
-        backend,
-        inputs: Inputs::new(ChaCha8Rng::seed_from_u64(seed)),
-        results: Vec::new(),
-    };
+    let mut checker = Checker { backend, inputs: Inputs::new(ChaCha8Rng::seed_from_u64(seed)), results: Vec::new() };
     match suite {
-        Suite::MsmG1 => checker.msm::<G1Affine>("msm_g1", |b, bases, s| {
-            b.msm_g1(cast_slice(bases), s).map(cast)
-        }),
-        Suite::MsmG2 => checker.msm::<G2Affine>("msm_g2", |b, bases, s| {
-            b.msm_g2(cast_slice(bases), s).map(cast)
-        }),
+        Suite::MsmG1 => checker.msm::<G1Affine>("msm_g1", |b, bases, s| b.msm_g1(cast_slice(bases), s).map(cast)),
+        Suite::MsmG2 => checker.msm::<G2Affine>("msm_g2", |b, bases, s| b.msm_g2(cast_slice(bases), s).map(cast)),
         Suite::Ntt => checker.ntt(),
         Suite::ComputeH => checker.compute_h(),
     }
-    Report {
-        seed,
-        results: checker.results,
-    }
+    Report { seed, results: checker.results }
 }
 
 /// Runs `suite` and panics with the report if anything failed; for backends' test suites.
@@ -223,47 +188,24 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn record(
-        &mut self,
-        primitive: &str,
-        input: &str,
-        size: usize,
-        millis: f64,
-        failure: Option<String>,
-    ) {
-        self.results.push(CaseResult {
-            primitive: primitive.into(),
-            input: input.into(),
-            size,
-            failure,
-            millis,
-        });
+    fn record(&mut self, primitive: &str, input: &str, size: usize, millis: f64, failure: Option<String>) {
+        self.results.push(CaseResult { primitive: primitive.into(), input: input.into(), size, failure, millis });
     }
 
     fn msm<G>(
         &mut self,
         name: &str,
-        call: impl Fn(
-            &dyn Backend,
-            &[G],
-            &[bellhop_plugin_api::types::Fr],
-        ) -> Result<G::Curve, PluginError>,
+        call: impl Fn(&dyn Backend, &[G], &[bellhop_plugin_api::types::Fr]) -> Result<G::Curve, PluginError>,
     ) where
         G: PrimeCurveAffine<Scalar = Scalar> + Send + Sync,
         G::Curve: fmt::Debug,
     {
         let max = MSM_SIZES.iter().max().copied().unwrap_or(0);
         let random_bases: Vec<G> = self.inputs.bases(BaseClass::Random, max);
-        let mut cases: Vec<(ScalarClass, BaseClass, usize)> = MSM_SIZES
-            .iter()
-            .map(|&n| (ScalarClass::Random, BaseClass::Random, n))
-            .collect();
+        let mut cases: Vec<(ScalarClass, BaseClass, usize)> =
+            MSM_SIZES.iter().map(|&n| (ScalarClass::Random, BaseClass::Random, n)).collect();
         for &n in &MSM_CLASS_SIZES {
-            for class in [
-                ScalarClass::Zero,
-                ScalarClass::One,
-                ScalarClass::NearModulus,
-            ] {
+            for class in [ScalarClass::Zero, ScalarClass::One, ScalarClass::NearModulus] {
                 cases.push((class, BaseClass::Random, n));
             }
             cases.push((ScalarClass::Random, BaseClass::WithIdentities, n));
@@ -296,25 +238,14 @@ impl Checker<'_> {
         // Unequal lengths must be refused.
         let scalars = self.inputs.scalars(ScalarClass::Random, 3);
         let result = call(self.backend, &random_bases[..2], cast_slice(&scalars));
-        self.record(
-            name,
-            "2 bases, 3 scalars (refuse)",
-            2,
-            0.0,
-            expect_invalid_input(result.map(|_| ())),
-        );
+        self.record(name, "2 bases, 3 scalars (refuse)", 2, 0.0, expect_invalid_input(result.map(|_| ())));
     }
 
     fn ntt(&mut self) {
         for (direction, dir_name) in DIRECTIONS {
             let primitive = format!("ntt {dir_name}");
             for n in NTT_SIZES {
-                for class in [
-                    ScalarClass::Random,
-                    ScalarClass::Zero,
-                    ScalarClass::One,
-                    ScalarClass::NearModulus,
-                ] {
+                for class in [ScalarClass::Random, ScalarClass::Zero, ScalarClass::One, ScalarClass::NearModulus] {
                     if class != ScalarClass::Random && n != 1024 {
                         continue;
                     }
@@ -334,13 +265,7 @@ impl Checker<'_> {
             for n in NTT_BAD_SIZES {
                 let mut values = self.inputs.scalars(ScalarClass::Random, n);
                 let result = self.backend.ntt(cast_slice_mut(&mut values), direction);
-                self.record(
-                    &primitive,
-                    "not a power of two (refuse)",
-                    n,
-                    0.0,
-                    expect_invalid_input(result),
-                );
+                self.record(&primitive, "not a power of two (refuse)", n, 0.0, expect_invalid_input(result));
             }
         }
     }
@@ -356,11 +281,8 @@ impl Checker<'_> {
             let expected = reference::bellperson_h(&a, &b, &c);
             let (mut ga, mut gb, mut gc) = (a.clone(), b.clone(), c.clone());
             let start = Instant::now();
-            let result = self.backend.compute_h(
-                cast_slice_mut(&mut ga),
-                cast_slice_mut(&mut gb),
-                cast_slice_mut(&mut gc),
-            );
+            let result =
+                self.backend.compute_h(cast_slice_mut(&mut ga), cast_slice_mut(&mut gb), cast_slice_mut(&mut gc));
             let millis = start.elapsed().as_secs_f64() * 1e3;
             let failure = match result {
                 Ok(_) => first_divergence(&ga[..n - 1], &expected),
@@ -368,24 +290,11 @@ impl Checker<'_> {
             };
             self.record("compute_h", "random a, b, c", n, millis, failure);
         }
-        for (lengths, input) in [
-            ([8, 8, 4], "lengths 8, 8, 4 (refuse)"),
-            ([12, 12, 12], "not a power of two (refuse)"),
-        ] {
-            let [mut a, mut b, mut c] =
-                lengths.map(|n| self.inputs.scalars(ScalarClass::Random, n));
-            let result = self.backend.compute_h(
-                cast_slice_mut(&mut a),
-                cast_slice_mut(&mut b),
-                cast_slice_mut(&mut c),
-            );
-            self.record(
-                "compute_h",
-                input,
-                lengths[0],
-                0.0,
-                expect_invalid_input(result.map(|_| ())),
-            );
+        for (lengths, input) in [([8, 8, 4], "lengths 8, 8, 4 (refuse)"), ([12, 12, 12], "not a power of two (refuse)")]
+        {
+            let [mut a, mut b, mut c] = lengths.map(|n| self.inputs.scalars(ScalarClass::Random, n));
+            let result = self.backend.compute_h(cast_slice_mut(&mut a), cast_slice_mut(&mut b), cast_slice_mut(&mut c));
+            self.record("compute_h", input, lengths[0], 0.0, expect_invalid_input(result.map(|_| ())));
         }
     }
 }
@@ -393,30 +302,18 @@ impl Checker<'_> {
 /// `None` if equal, else where and how they first differ.
 fn first_divergence(got: &[Scalar], expected: &[Scalar]) -> Option<String> {
     if got.len() != expected.len() {
-        return Some(format!(
-            "length {} instead of {}",
-            got.len(),
-            expected.len()
-        ));
+        return Some(format!("length {} instead of {}", got.len(), expected.len()));
     }
     got.iter().zip(expected).position(|(g, e)| g != e).map(|i| {
         let count = got.iter().zip(expected).filter(|(g, e)| g != e).count();
-        format!(
-            "index {i} of {} ({count} differ): got {:?}, expected {:?}",
-            got.len(),
-            got[i],
-            expected[i]
-        )
+        format!("index {i} of {} ({count} differ): got {:?}, expected {:?}", got.len(), got[i], expected[i])
     })
 }
 
 fn expect_invalid_input(result: Result<(), PluginError>) -> Option<String> {
     match result {
         Err(e) if e.kind == ErrorKind::INVALID_INPUT => None,
-        Err(e) => Some(format!(
-            "refused, but as `{}` instead of invalid input: {e}",
-            e.kind.name()
-        )),
+        Err(e) => Some(format!("refused, but as `{}` instead of invalid input: {e}", e.kind.name())),
         Ok(()) => Some("accepted input it must refuse".into()),
     }
 }

@@ -14,14 +14,8 @@ use group::{prime::PrimeCurveAffine, Group};
 use bellhop_plugin_api::backend::NttDirection;
 
 /// `sum_i scalars[i] * bases[i]`, one scalar multiplication at a time.
-pub fn naive_msm<G: PrimeCurveAffine<Scalar = Scalar>>(
-    bases: &[G],
-    scalars: &[Scalar],
-) -> G::Curve {
-    bases
-        .iter()
-        .zip(scalars)
-        .fold(G::Curve::identity(), |acc, (b, s)| acc + *b * *s)
+pub fn naive_msm<G: PrimeCurveAffine<Scalar = Scalar>>(bases: &[G], scalars: &[Scalar]) -> G::Curve {
+    bases.iter().zip(scalars).fold(G::Curve::identity(), |acc, (b, s)| acc + *b * *s)
 }
 
 /// bellperson's CPU multiexp (ec-gpu-gen's `multiexp_cpu`, which bellperson 0.27 calls).
@@ -30,14 +24,9 @@ where
     G: PrimeCurveAffine<Scalar = Scalar>,
 {
     let exponents = Arc::new(scalars.iter().map(|s| s.to_repr()).collect::<Vec<_>>());
-    multiexp_cpu::<FullDensity, _, G, _>(
-        &Worker::new(),
-        (Arc::new(bases.to_vec()), 0),
-        FullDensity,
-        exponents,
-    )
-    .wait()
-    .expect("bellperson's multiexp fails only on bad lengths")
+    multiexp_cpu::<FullDensity, _, G, _>(&Worker::new(), (Arc::new(bases.to_vec()), 0), FullDensity, exponents)
+        .wait()
+        .expect("bellperson's multiexp fails only on bad lengths")
 }
 
 /// bellperson's `EvaluationDomain` applying `direction` to `values` (a power-of-two length).
@@ -59,8 +48,7 @@ pub fn bellperson_ntt(values: &[Scalar], direction: NttDirection) -> Vec<Scalar>
 pub fn bellperson_h(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Vec<Scalar> {
     let worker = Worker::new();
     let kernel = &mut None;
-    let domain =
-        |v: &[Scalar]| EvaluationDomain::from_coeffs(v.to_vec()).expect("a supported size");
+    let domain = |v: &[Scalar]| EvaluationDomain::from_coeffs(v.to_vec()).expect("a supported size");
     let (mut a, mut b, mut c) = (domain(a), domain(b), domain(c));
     for d in [&mut a, &mut b, &mut c] {
         d.ifft(&worker, kernel).expect("cpu");

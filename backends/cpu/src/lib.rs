@@ -32,16 +32,8 @@ impl CpuBackend {
             .num_threads(threads)
             .thread_name(|i| format!("bellhop-cpu-{i}"))
             .build()
-            .map_err(|e| {
-                PluginError::new(
-                    ErrorKind::INTERNAL,
-                    format!("cannot start the thread pool: {e}"),
-                )
-            })?;
-        Ok(Self {
-            pool,
-            twiddles: ntt::Twiddles::default(),
-        })
+            .map_err(|e| PluginError::new(ErrorKind::INTERNAL, format!("cannot start the thread pool: {e}")))?;
+        Ok(Self { pool, twiddles: ntt::Twiddles::default() })
     }
 
     fn chunks(&self) -> usize {
@@ -62,34 +54,24 @@ fn check_lengths(call: &str, bases: usize, scalars: usize) -> Result<(), PluginE
 impl Backend for CpuBackend {
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
         check_lengths("msm_g1", bases.len(), scalars.len())?;
-        let sum = self
-            .pool
-            .install(|| msm::msm::<msm::G1>(cast_slice(bases), scalars, self.chunks()));
+        let sum = self.pool.install(|| msm::msm::<msm::G1>(cast_slice(bases), scalars, self.chunks()));
         Ok(cast(sum))
     }
 
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
         check_lengths("msm_g2", bases.len(), scalars.len())?;
-        let sum = self
-            .pool
-            .install(|| msm::msm::<msm::G2>(cast_slice(bases), scalars, self.chunks()));
+        let sum = self.pool.install(|| msm::msm::<msm::G2>(cast_slice(bases), scalars, self.chunks()));
         Ok(cast(sum))
     }
 
     fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
         let log_n = ntt::log2_of_domain(values.len()).map_err(PluginError::invalid_input)?;
         let values: &mut [Scalar] = cast_slice_mut(values);
-        self.pool
-            .install(|| self.twiddles.ntt(values, log_n, direction));
+        self.pool.install(|| self.twiddles.ntt(values, log_n, direction));
         Ok(())
     }
 
-    fn compute_h(
-        &self,
-        a: &mut [Fr],
-        b: &mut [Fr],
-        c: &mut [Fr],
-    ) -> Result<Vec<PhaseTiming>, PluginError> {
+    fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
         let n = a.len();
         if b.len() != n || c.len() != n {
             return Err(PluginError::invalid_input(format!(
@@ -100,9 +82,7 @@ impl Backend for CpuBackend {
         }
         let log_n = ntt::log2_of_domain(n).map_err(PluginError::invalid_input)?;
         let (a, b, c) = (cast_slice_mut(a), cast_slice_mut(b), cast_slice_mut(c));
-        Ok(self
-            .pool
-            .install(|| self.twiddles.compute_h(a, b, c, log_n)))
+        Ok(self.pool.install(|| self.twiddles.compute_h(a, b, c, log_n)))
     }
 }
 
@@ -111,10 +91,7 @@ impl BackendPlugin for CpuBackend {
         Description {
             name: "cpu".into(),
             description: "CPU: blst Pippenger MSM, rayon radix-2 NTT".into(),
-            capabilities: Capabilities::MSM_G1
-                | Capabilities::MSM_G2
-                | Capabilities::NTT
-                | Capabilities::COMPUTE_H,
+            capabilities: Capabilities::MSM_G1 | Capabilities::MSM_G2 | Capabilities::NTT | Capabilities::COMPUTE_H,
             devices: vec![this_machine()],
         }
     }
@@ -123,21 +100,20 @@ impl BackendPlugin for CpuBackend {
         if request.device != 0 {
             return Err(PluginError::new(
                 ErrorKind::NO_DEVICE,
-                format!("device {} does not exist: the cpu backend has one device, 0; set [backend] device = 0", request.device),
+                format!(
+                    "device {} does not exist: the cpu backend has one device, 0; set [backend] device = 0",
+                    request.device
+                ),
             ));
         }
-        let options: toml::Table = request.options.parse().map_err(|e| {
-            PluginError::new(
-                ErrorKind::OPTIONS,
-                format!("[backend.options] is not valid TOML: {e}"),
-            )
-        })?;
+        let options: toml::Table = request
+            .options
+            .parse()
+            .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("[backend.options] is not valid TOML: {e}")))?;
         if let Some(key) = options.keys().next() {
             return Err(PluginError::new(
                 ErrorKind::OPTIONS,
-                format!(
-                    "unknown option `{key}` in [backend.options]: the cpu backend takes no options"
-                ),
+                format!("unknown option `{key}` in [backend.options]: the cpu backend takes no options"),
             ));
         }
         Self::new(request.threads as usize)
@@ -150,9 +126,7 @@ fn this_machine() -> DeviceInfo {
     let name = cpuinfo
         .lines()
         .find_map(|l| {
-            l.strip_prefix("model name")
-                .and_then(|rest| rest.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
+            l.strip_prefix("model name").and_then(|rest| rest.split_once(':')).map(|(_, v)| v.trim().to_string())
         })
         .unwrap_or_else(|| std::env::consts::ARCH.to_string());
     let memory_bytes = std::fs::read_to_string("/proc/meminfo")
@@ -164,12 +138,7 @@ fn this_machine() -> DeviceInfo {
         })
         .map_or(0, |kb| kb * 1024);
     let compute_units = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    DeviceInfo {
-        index: 0,
-        name: name.into(),
-        memory_bytes,
-        compute_units,
-    }
+    DeviceInfo { index: 0, name: name.into(), memory_bytes, compute_units }
 }
 
 #[cfg(test)]
@@ -180,11 +149,7 @@ mod tests {
 
     #[test]
     fn unknown_options_and_devices_are_refused() {
-        let request = |device, options: &str| OpenRequest {
-            device,
-            threads: 1,
-            options: options.into(),
-        };
+        let request = |device, options: &str| OpenRequest { device, threads: 1, options: options.into() };
         let e = CpuBackend::open(&request(3, "")).err().unwrap();
         assert_eq!(e.kind, ErrorKind::NO_DEVICE);
         assert!(e.message.contains("device 3 does not exist"), "{e}");

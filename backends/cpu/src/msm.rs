@@ -3,9 +3,8 @@
 use bellhop_plugin_api::{cast_slice, types::Fr};
 use blst::{
     blst_fr, blst_p1, blst_p1_add_or_double, blst_p1_affine, blst_p1s_mult_pippenger,
-    blst_p1s_mult_pippenger_scratch_sizeof, blst_p2, blst_p2_add_or_double, blst_p2_affine,
-    blst_p2s_mult_pippenger, blst_p2s_mult_pippenger_scratch_sizeof, blst_scalar,
-    blst_scalar_from_fr,
+    blst_p1s_mult_pippenger_scratch_sizeof, blst_p2, blst_p2_add_or_double, blst_p2_affine, blst_p2s_mult_pippenger,
+    blst_p2s_mult_pippenger_scratch_sizeof, blst_scalar, blst_scalar_from_fr,
 };
 use rayon::prelude::*;
 
@@ -87,11 +86,7 @@ pippenger_curve!(
 
 /// `sum_i scalars[i] * points[i]` with `chunks` independent Pippenger runs in parallel on
 /// the current rayon pool. Lengths must be equal (checked by the caller).
-pub(crate) fn msm<C: PippengerCurve>(
-    points: &[C::Affine],
-    scalars: &[Fr],
-    chunks: usize,
-) -> C::Point {
+pub(crate) fn msm<C: PippengerCurve>(points: &[C::Affine], scalars: &[Fr], chunks: usize) -> C::Point {
     let n = points.len();
     if n == 0 {
         return C::Point::default();

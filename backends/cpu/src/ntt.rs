@@ -23,19 +23,12 @@ pub(crate) struct Twiddles(Mutex<HashMap<TableKey, Arc<Vec<Scalar>>>>);
 
 impl Twiddles {
     fn get(&self, log_n: u32, inverse: bool) -> Arc<Vec<Scalar>> {
-        let mut cache = self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut cache = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         cache
             .entry((log_n, inverse))
             .or_insert_with(|| {
                 let omega = omega(log_n);
-                let base = if inverse {
-                    omega.invert().expect("roots of unity are nonzero")
-                } else {
-                    omega
-                };
+                let base = if inverse { omega.invert().expect("roots of unity are nonzero") } else { omega };
                 Arc::new(powers(base, Scalar::ONE, (1usize << log_n) / 2))
             })
             .clone()
@@ -55,22 +48,14 @@ fn powers(base: Scalar, start: Scalar, len: usize) -> Vec<Scalar> {
 }
 
 /// Calls `apply(v[i], start·base^i)` for every element, in parallel chunks.
-fn scale_by_powers(
-    values: &mut [Scalar],
-    base: Scalar,
-    start: Scalar,
-    apply: impl Fn(&mut Scalar, Scalar) + Sync,
-) {
-    values
-        .par_chunks_mut(MIN_PAR)
-        .enumerate()
-        .for_each(|(chunk, values)| {
-            let mut factor = start * base.pow_vartime([(chunk * MIN_PAR) as u64]);
-            for v in values {
-                apply(v, factor);
-                factor *= base;
-            }
-        });
+fn scale_by_powers(values: &mut [Scalar], base: Scalar, start: Scalar, apply: impl Fn(&mut Scalar, Scalar) + Sync) {
+    values.par_chunks_mut(MIN_PAR).enumerate().for_each(|(chunk, values)| {
+        let mut factor = start * base.pow_vartime([(chunk * MIN_PAR) as u64]);
+        for v in values {
+            apply(v, factor);
+            factor *= base;
+        }
+    });
 }
 
 fn multiply_by_powers(values: &mut [Scalar], base: Scalar, start: Scalar) {
@@ -108,13 +93,10 @@ fn transform(values: &mut [Scalar], twiddles: &[Scalar]) {
         let step = n / (2 * half);
         if step >= rayon::current_num_threads() * 4 || n < MIN_PAR {
             // Many blocks: one block per task.
-            values
-                .par_chunks_mut(2 * half)
-                .with_min_len(MIN_PAR / (2 * half) + 1)
-                .for_each(|block| {
-                    let (lo, hi) = block.split_at_mut(half);
-                    butterflies(lo, hi, 0, step);
-                });
+            values.par_chunks_mut(2 * half).with_min_len(MIN_PAR / (2 * half) + 1).for_each(|block| {
+                let (lo, hi) = block.split_at_mut(half);
+                butterflies(lo, hi, 0, step);
+            });
         } else {
             // Few, large blocks: split each block's butterflies.
             for block in values.chunks_mut(2 * half) {
@@ -136,10 +118,7 @@ pub(crate) fn log2_of_domain(n: usize) -> Result<u32, String> {
     }
     let log_n = n.trailing_zeros();
     if log_n > Scalar::S {
-        return Err(format!(
-            "NTT length 2^{log_n} exceeds Fr's 2-adicity 2^{}",
-            Scalar::S
-        ));
+        return Err(format!("NTT length 2^{log_n} exceeds Fr's 2-adicity 2^{}", Scalar::S));
     }
     Ok(log_n)
 }
@@ -157,10 +136,7 @@ impl Twiddles {
             NttDirection::Inverse => {
                 transform(values, &self.get(log_n, true));
                 let n_inv = n_inverse(log_n);
-                values
-                    .par_iter_mut()
-                    .with_min_len(MIN_PAR)
-                    .for_each(|v| *v *= n_inv);
+                values.par_iter_mut().with_min_len(MIN_PAR).for_each(|v| *v *= n_inv);
             }
             NttDirection::CosetInverse => {
                 transform(values, &self.get(log_n, true));
@@ -202,9 +178,7 @@ impl Twiddles {
 
         // Back to coefficients: Z = g^n - 1 on the whole coset, folded into the scaling.
         let start = Instant::now();
-        let z_inv = (g.pow_vartime([1u64 << log_n]) - Scalar::ONE)
-            .invert()
-            .expect("g is not a root of unity");
+        let z_inv = (g.pow_vartime([1u64 << log_n]) - Scalar::ONE).invert().expect("g is not a root of unity");
         transform(a, &inverse);
         multiply_by_powers(a, g.invert().expect("g is nonzero"), n_inv * z_inv);
         timings.push(PhaseTiming::new("from_coset", start.elapsed()));
@@ -213,7 +187,5 @@ impl Twiddles {
 }
 
 fn n_inverse(log_n: u32) -> Scalar {
-    Scalar::from(1u64 << log_n)
-        .invert()
-        .expect("n is below the modulus")
+    Scalar::from(1u64 << log_n).invert().expect("n is below the modulus")
 }

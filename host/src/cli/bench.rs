@@ -43,9 +43,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     };
     let total = args.warmup + args.runs;
     let bar = indicatif::ProgressBar::new(total as u64);
-    bar.set_style(indicatif::ProgressStyle::with_template(
-        "{msg} [{bar:30}] {pos}/{len} proofs, {elapsed}",
-    )?);
+    bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} proofs, {elapsed}")?);
     bar.set_message(format!("bench {spec} on {}", session.backend_name));
     let start = Instant::now();
     prove_batches(
@@ -63,21 +61,12 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let summaries: Vec<(String, Summary)> = PHASES
         .iter()
         .map(|phase| {
-            (
-                phase.to_string(),
-                Summary::of(
-                    measured
-                        .iter()
-                        .map(|row| row.get(*phase).copied().unwrap_or(0.0)),
-                ),
-            )
+            (phase.to_string(), Summary::of(measured.iter().map(|row| row.get(*phase).copied().unwrap_or(0.0))))
         })
         .collect();
     if args.json {
-        let phases: serde_json::Map<_, _> = summaries
-            .iter()
-            .map(|(p, s)| (p.clone(), serde_json::to_value(s).expect("plain numbers")))
-            .collect();
+        let phases: serde_json::Map<_, _> =
+            summaries.iter().map(|(p, s)| (p.clone(), serde_json::to_value(s).expect("plain numbers"))).collect();
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
@@ -91,22 +80,10 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         "{spec}: {} runs after {} warm-up on {} with {}",
         args.runs, args.warmup, session.backend_name, session.strategy_name
     );
-    println!(
-        "{:<10} {:>10} {:>10} {:>10} {:>8}",
-        "phase", "median s", "min s", "max s", "spread"
-    );
+    println!("{:<10} {:>10} {:>10} {:>10} {:>8}", "phase", "median s", "min s", "max s", "spread");
     for (phase, s) in &summaries {
-        println!(
-            "{phase:<10} {:>10.4} {:>10.4} {:>10.4} {:>7.1}%",
-            s.median,
-            s.min,
-            s.max,
-            s.spread_percent()
-        );
+        println!("{phase:<10} {:>10.4} {:>10.4} {:>10.4} {:>7.1}%", s.median, s.min, s.max, s.spread_percent());
     }
-    println!(
-        "wall time {wall:.2} s for {total} proofs ({:.3} s per proof)",
-        wall / total as f64
-    );
+    println!("wall time {wall:.2} s for {total} proofs ({:.3} s per proof)", wall / total as f64);
     Ok(ExitCode::SUCCESS)
 }

@@ -31,16 +31,9 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     } else {
         String::new()
     };
-    let request = OpenRequest {
-        device: args.device,
-        threads: args.threads,
-        options: options.into(),
-    };
+    let request = OpenRequest { device: args.device, threads: args.threads, options: options.into() };
     let backend = plugin.open(&request)?;
-    println!(
-        "backend {} ({}) device {}",
-        plugin.info.name, plugin.source, args.device
-    );
+    println!("backend {} ({}) device {}", plugin.info.name, plugin.source, args.device);
     let seed = args.seed.unwrap_or_else(seed_from_env);
     let mut results = Vec::new();
     for suite in Suite::ALL {
@@ -48,9 +41,5 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     }
     let report = Report { seed, results };
     print!("{report}");
-    Ok(if report.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -31,24 +31,14 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let path = dir.path().join(params::file_name(&spec.to_string()));
     let t = Instant::now();
     params::write(&generate(&spec, &mut OsRng)?, &path)?;
-    println!(
-        "  parameters generated in {:.1} s (insecure: random toxic waste)",
-        t.elapsed().as_secs_f64()
-    );
+    println!("  parameters generated in {:.1} s (insecure: random toxic waste)", t.elapsed().as_secs_f64());
     let t = Instant::now();
     let srs = Srs::read(&path, &spec.to_string(), false)?;
-    println!(
-        "  parameters read back in {:.2} s",
-        t.elapsed().as_secs_f64()
-    );
+    println!("  parameters read back in {:.2} s", t.elapsed().as_secs_f64());
 
     // The embedded plugins, whatever the config names.
     let session = Session::open(&Config::default(), &context.plugin_dir)?;
-    let options = PipelineOptions {
-        lookahead: 0,
-        verify: true,
-        randomness: Randomness::Os,
-    };
+    let options = PipelineOptions { lookahead: 0, verify: true, randomness: Randomness::Os };
     let t = Instant::now();
     let proved = prove_batches(
         session.backend.as_ref(),
@@ -61,28 +51,10 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let prove_time = t.elapsed();
     let proof = &proved[0];
     println!("  proved and verified in {:.2} s", prove_time.as_secs_f64());
-    println!(
-        "  public input: {}",
-        proof
-            .public_inputs
-            .iter()
-            .map(hex)
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    println!(
-        "  proof (192 bytes): 0x{}",
-        proof
-            .proof_bytes()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    );
+    println!("  public input: {}", proof.public_inputs.iter().map(hex).collect::<Vec<_>>().join(" "));
+    println!("  proof (192 bytes): 0x{}", proof.proof_bytes().iter().map(|b| format!("{b:02x}")).collect::<String>());
     println!();
-    print!(
-        "{}",
-        PhaseTable::from_records(&context.phases.take(), proved.len())
-    );
+    print!("{}", PhaseTable::from_records(&context.phases.take(), proved.len()));
     println!("\ndone in {:.1} s", start.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
 }

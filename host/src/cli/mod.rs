@@ -63,17 +63,10 @@ impl Cli {
             .with(
                 tracing_subscriber::fmt::layer()
                     .with_writer(std::io::stderr)
-                    .with_filter(
-                        EnvFilter::try_from_default_env()
-                            .unwrap_or_else(|_| EnvFilter::new("warn")),
-                    ),
+                    .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"))),
             )
             .init();
-        let context = Context {
-            plugin_dir: plugin_dir(config.plugins.dir.as_deref()),
-            config,
-            phases,
-        };
+        let context = Context { plugin_dir: plugin_dir(config.plugins.dir.as_deref()), config, phases };
         match self.command {
             Command::Demo(args) => demo::run(&context, &args),
             Command::Params(command) => params::run(&context, command),

@@ -34,9 +34,7 @@ pub(super) struct GenArgs {
 /// Generates parameters for `spec`, showing a spinner while bellperson works.
 pub(super) fn generate(spec: &CircuitSpec, rng: &mut impl RngCore) -> Result<Parameters<Bls12>> {
     let spinner = indicatif::ProgressBar::new_spinner();
-    spinner.set_message(format!(
-        "generating parameters for {spec} (insecure: random toxic waste)"
-    ));
+    spinner.set_message(format!("generating parameters for {spec} (insecure: random toxic waste)"));
     spinner.enable_steady_tick(std::time::Duration::from_millis(200));
     let params = generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, rng)
         .with_context(|| format!("parameter generation for {spec} failed"));

@@ -7,9 +7,7 @@ use bellhop_plugin_api::{PluginInfo, PluginKind};
 use serde_json::json;
 
 use super::Context;
-use crate::plugins::{
-    plugin_files, read_kind, Backends, LoadError, Plugin, Seam, Source, Strategies,
-};
+use crate::plugins::{plugin_files, read_kind, Backends, LoadError, Plugin, Seam, Source, Strategies};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -28,17 +26,8 @@ fn rows(context: &Context) -> Vec<Row> {
     let embedded = Backends::embedded()
         .into_iter()
         .map(|p| (p.info, p.source))
-        .chain(
-            Strategies::embedded()
-                .into_iter()
-                .map(|p| (p.info, p.source)),
-        );
-    let mut rows: Vec<Row> = embedded
-        .map(|(info, source)| Row {
-            source,
-            loaded: Ok(info),
-        })
-        .collect();
+        .chain(Strategies::embedded().into_iter().map(|p| (p.info, p.source)));
+    let mut rows: Vec<Row> = embedded.map(|(info, source)| Row { source, loaded: Ok(info) }).collect();
     for path in plugin_files(&context.plugin_dir) {
         let loaded = read_kind(&path).and_then(|kind| {
             if kind == PluginKind::STRATEGY {
@@ -47,10 +36,7 @@ fn rows(context: &Context) -> Vec<Row> {
                 Plugin::<Backends>::load(&path).map(|p| p.info)
             }
         });
-        rows.push(Row {
-            source: Source::File(path),
-            loaded,
-        });
+        rows.push(Row { source: Source::File(path), loaded });
     }
     rows
 }
@@ -59,19 +45,11 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let rows = rows(context);
     if args.json {
         let list: Vec<_> = rows.iter().map(to_json).collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &json!({ "plugin_dir": context.plugin_dir, "plugins": list })
-            )?
-        );
+        println!("{}", serde_json::to_string_pretty(&json!({ "plugin_dir": context.plugin_dir, "plugins": list }))?);
         return Ok(ExitCode::SUCCESS);
     }
     println!("plugin directory: {}", context.plugin_dir.display());
-    println!(
-        "{:<9} {:<14} {:<8} {:<4} {:<34} source",
-        "kind", "name", "version", "abi", "capabilities"
-    );
+    println!("{:<9} {:<14} {:<8} {:<4} {:<34} source", "kind", "name", "version", "abi", "capabilities");
     for row in &rows {
         let source = &row.source;
         match &row.loaded {
@@ -85,17 +63,8 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
                     info.capabilities.names().join(",")
                 );
                 let b = &info.build;
-                let git = b
-                    .git_revision
-                    .as_ref()
-                    .map_or("unknown".into(), |r| r.to_string());
-                println!(
-                    "          {} [{} {} git {git}{}]",
-                    info.description,
-                    b.target,
-                    b.profile,
-                    features(info)
-                );
+                let git = b.git_revision.as_ref().map_or("unknown".into(), |r| r.to_string());
+                println!("          {} [{} {} git {git}{}]", info.description, b.target, b.profile, features(info));
                 for d in info.devices.iter() {
                     println!(
                         "          device {}: {} ({} compute units, {:.1} GiB)",
@@ -106,10 +75,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
                     );
                 }
             }
-            Err(error) => println!(
-                "{:<9} {:<14} {source}\n          error: {error}",
-                "?", "(not loaded)"
-            ),
+            Err(error) => println!("{:<9} {:<14} {source}\n          error: {error}", "?", "(not loaded)"),
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -54,24 +54,14 @@ pub(super) struct ProveArgs {
 /// Jobs for `count` proofs of `spec` from `seed`, in batches of `batch`.
 pub(super) fn batches(spec: &CircuitSpec, seed: u64, count: usize, batch: usize) -> Vec<Vec<Job>> {
     let jobs: Vec<Job> = (0..count as u64)
-        .map(|i| Job {
-            circuit: spec.to_string().into(),
-            seed: seed + i,
-            input: Default::default(),
-        })
+        .map(|i| Job { circuit: spec.to_string().into(), seed: seed + i, input: Default::default() })
         .collect();
     jobs.chunks(batch.max(1)).map(<[Job]>::to_vec).collect()
 }
 
 /// A field element as 0x-prefixed big-endian hex.
 pub(super) fn hex(x: &Scalar) -> String {
-    format!(
-        "0x{}",
-        x.to_bytes_be()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    )
+    format!("0x{}", x.to_bytes_be().iter().map(|b| format!("{b:02x}")).collect::<String>())
 }
 
 fn parse_hex(s: &str) -> Result<Scalar> {
@@ -81,11 +71,9 @@ fn parse_hex(s: &str) -> Result<Scalar> {
     }
     let mut bytes = [0u8; 32];
     for (i, byte) in bytes.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&digits[2 * i..2 * i + 2], 16)
-            .with_context(|| format!("`{s}` is not hex"))?;
+        *byte = u8::from_str_radix(&digits[2 * i..2 * i + 2], 16).with_context(|| format!("`{s}` is not hex"))?;
     }
-    Option::from(Scalar::from_bytes_be(&bytes))
-        .with_context(|| format!("`{s}` is not below the field modulus"))
+    Option::from(Scalar::from_bytes_be(&bytes)).with_context(|| format!("`{s}` is not below the field modulus"))
 }
 
 pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
@@ -97,10 +85,7 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
         verify: context.config.pipeline.verify,
         randomness: Randomness::Os,
     };
-    eprintln!(
-        "proving {} x {spec} on {} with {}",
-        args.count, session.backend_name, session.strategy_name
-    );
+    eprintln!("proving {} x {spec} on {} with {}", args.count, session.backend_name, session.strategy_name);
     let start = Instant::now();
     let proved = prove_batches(
         session.backend.as_ref(),
@@ -117,16 +102,8 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&table)?);
     } else {
         print!("{table}");
-        let verified = if options.verify {
-            ", each verified"
-        } else {
-            " (verification off)"
-        };
-        println!(
-            "{} proof(s) in {:.3} s{verified}",
-            proved.len(),
-            elapsed.as_secs_f64()
-        );
+        let verified = if options.verify { ", each verified" } else { " (verification off)" };
+        println!("{} proof(s) in {:.3} s{verified}", proved.len(), elapsed.as_secs_f64());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -136,19 +113,10 @@ fn write_outputs(args: &ProveArgs, proved: &[ProvedJob]) -> Result<()> {
         let bytes: Vec<u8> = proved.iter().flat_map(ProvedJob::proof_bytes).collect();
         std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let lines: Vec<String> = proved
-        .iter()
-        .map(|p| {
-            p.public_inputs
-                .iter()
-                .map(hex)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect();
+    let lines: Vec<String> =
+        proved.iter().map(|p| p.public_inputs.iter().map(hex).collect::<Vec<_>>().join(" ")).collect();
     if let Some(path) = &args.inputs {
-        let mut file =
-            File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+        let mut file = File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
         for line in &lines {
             writeln!(file, "{line}")?;
         }
@@ -175,50 +143,27 @@ pub(super) struct VerifyArgs {
 }
 
 pub(super) fn verify(args: &VerifyArgs) -> Result<ExitCode> {
-    let file = File::open(&args.params)
-        .with_context(|| format!("cannot open {}", args.params.display()))?;
-    let vk = VerifyingKey::<Bls12>::read(BufReader::new(file)).with_context(|| {
-        format!(
-            "{} does not start with a verifying key",
-            args.params.display()
-        )
-    })?;
+    let file = File::open(&args.params).with_context(|| format!("cannot open {}", args.params.display()))?;
+    let vk = VerifyingKey::<Bls12>::read(BufReader::new(file))
+        .with_context(|| format!("{} does not start with a verifying key", args.params.display()))?;
     let pvk = prepare_verifying_key(&vk);
-    let proofs = std::fs::read(&args.proof)
-        .with_context(|| format!("cannot read {}", args.proof.display()))?;
+    let proofs = std::fs::read(&args.proof).with_context(|| format!("cannot read {}", args.proof.display()))?;
     if proofs.is_empty() || proofs.len() % 192 != 0 {
-        bail!(
-            "{} holds {} bytes, not a whole number of 192-byte proofs",
-            args.proof.display(),
-            proofs.len()
-        );
+        bail!("{} holds {} bytes, not a whole number of 192-byte proofs", args.proof.display(), proofs.len());
     }
-    let inputs = std::fs::read_to_string(&args.inputs)
-        .with_context(|| format!("cannot read {}", args.inputs.display()))?;
+    let inputs =
+        std::fs::read_to_string(&args.inputs).with_context(|| format!("cannot read {}", args.inputs.display()))?;
     let lines: Vec<&str> = inputs.lines().filter(|l| !l.trim().is_empty()).collect();
     if lines.len() != proofs.len() / 192 {
-        bail!(
-            "{} proofs but {} lines of public inputs",
-            proofs.len() / 192,
-            lines.len()
-        );
+        bail!("{} proofs but {} lines of public inputs", proofs.len() / 192, lines.len());
     }
     let mut all_valid = true;
     for (i, (bytes, line)) in proofs.chunks(192).zip(lines).enumerate() {
-        let proof = Proof::<Bls12>::read(bytes)
-            .with_context(|| format!("proof {i} is not a valid encoding"))?;
-        let public: Vec<Scalar> = line
-            .split_whitespace()
-            .map(parse_hex)
-            .collect::<Result<_>>()?;
-        let valid =
-            verify_proof(&pvk, &proof, &public).map_err(|e| anyhow::anyhow!("proof {i}: {e}"))?;
+        let proof = Proof::<Bls12>::read(bytes).with_context(|| format!("proof {i} is not a valid encoding"))?;
+        let public: Vec<Scalar> = line.split_whitespace().map(parse_hex).collect::<Result<_>>()?;
+        let valid = verify_proof(&pvk, &proof, &public).map_err(|e| anyhow::anyhow!("proof {i}: {e}"))?;
         println!("proof {i}: {}", if valid { "valid" } else { "INVALID" });
         all_valid &= valid;
     }
-    Ok(if all_valid {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(if all_valid { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

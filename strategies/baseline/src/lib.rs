@@ -1,8 +1,8 @@
 //! The baseline synthesis strategy: bellperson's `ProvingAssignment` behaviour, with the
 //! jobs of a batch synthesized in parallel.
 //!
-//! [`ProvingCs`] and [`synthesize_jobs`] are shared with the other strategies, which
-//! differ only in how they fill the constraint system.
+//! [`ProvingCs`], [`synthesize_jobs`] and the option helpers are shared with the other
+//! strategies, which differ only in how they fill the constraint system.
 
 mod proving_cs;
 
@@ -10,18 +10,16 @@ use std::time::Instant;
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::{
-    strategy::{Assignment, Job, Strategy, StrategyPlugin},
+    strategy::{Assignment, Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
 use rayon::prelude::*;
 
-pub use proving_cs::{Capacity, ProvingCs};
+pub use proving_cs::{eval, Bits, Capacity, Direct, Evaluate, ProvingCs, Query};
 
 /// Parses a job's circuit spec, naming the job on error.
 pub fn parse_job(index: usize, job: &Job) -> Result<CircuitSpec, PluginError> {
-    job.circuit
-        .parse()
-        .map_err(|e| PluginError::invalid_input(format!("job {index}: {e}")))
+    job.circuit.parse().map_err(|e| PluginError::invalid_input(format!("job {index}: {e}")))
 }
 
 /// Builds a strategy's rayon pool of `threads` threads (0: one per core).
@@ -31,78 +29,73 @@ pub fn thread_pool(name: &str, threads: u32) -> Result<rayon::ThreadPool, Plugin
         .num_threads(threads as usize)
         .thread_name(move |i| format!("{name}-{i}"))
         .build()
-        .map_err(|e| {
-            PluginError::new(
-                ErrorKind::INTERNAL,
-                format!("cannot start the thread pool: {e}"),
-            )
-        })
+        .map_err(|e| PluginError::new(ErrorKind::INTERNAL, format!("cannot start the thread pool: {e}")))
 }
 
-/// Refuses any key in an options table, for strategies that take none.
-pub fn no_options(strategy: &str, options: &str) -> Result<(), PluginError> {
-    let table: toml::Table = options.parse().map_err(|e| {
-        PluginError::new(
+/// Parses a strategy's `[synthesis.options]`, refusing keys not in `allowed`.
+pub fn parse_options(strategy: &str, options: &str, allowed: &[&str]) -> Result<toml::Table, PluginError> {
+    let table: toml::Table = options
+        .parse()
+        .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("[synthesis.options] is not valid TOML: {e}")))?;
+    if let Some(key) = table.keys().find(|k| !allowed.contains(&k.as_str())) {
+        let takes =
+            if allowed.is_empty() { "takes no options".to_string() } else { format!("takes {}", allowed.join(", ")) };
+        return Err(PluginError::new(
             ErrorKind::OPTIONS,
-            format!("[synthesis.options] is not valid TOML: {e}"),
-        )
-    })?;
-    match table.keys().next() {
-        Some(key) => Err(PluginError::new(
-            ErrorKind::OPTIONS,
-            format!("unknown option `{key}` in [synthesis.options]: the {strategy} strategy takes no options"),
-        )),
-        None => Ok(()),
+            format!("unknown option `{key}` in [synthesis.options]: the {strategy} strategy {takes}"),
+        ));
     }
+    Ok(table)
 }
 
-/// Synthesizes each job on `pool` with `one` (spec, seed, job) -> assignment, in parallel,
+/// Synthesizes each job on `pool` with `one` (spec, job) -> assignment, in parallel,
 /// returning the assignments in order and one `synthesis` timing for the batch.
 pub fn synthesize_jobs(
     pool: &rayon::ThreadPool,
     jobs: &[Job],
     one: impl Fn(CircuitSpec, &Job) -> Result<Assignment, PluginError> + Sync,
-) -> Result<(Vec<Assignment>, Vec<PhaseTiming>), PluginError> {
+) -> Result<Synthesis, PluginError> {
     let start = Instant::now();
-    let specs = jobs
-        .iter()
-        .enumerate()
-        .map(|(i, job)| parse_job(i, job))
-        .collect::<Result<Vec<_>, _>>()?;
+    let specs = jobs.iter().enumerate().map(|(i, job)| parse_job(i, job)).collect::<Result<Vec<_>, _>>()?;
     let assignments = pool.install(|| {
-        specs
-            .into_par_iter()
-            .zip(jobs.par_iter())
-            .map(|(spec, job)| one(spec, job))
-            .collect::<Result<Vec<_>, _>>()
+        specs.into_par_iter().zip(jobs.par_iter()).map(|(spec, job)| one(spec, job)).collect::<Result<Vec<_>, _>>()
     })?;
-    Ok((
-        assignments,
-        vec![PhaseTiming::new("synthesis", start.elapsed())],
-    ))
+    Ok(Synthesis { assignments, timings: vec![PhaseTiming::new("synthesis", start.elapsed())], warnings: Vec::new() })
 }
 
 /// Turns a synthesis error into a plugin error naming the circuit.
 pub fn synthesis_failed(spec: CircuitSpec, error: bellpepper_core::SynthesisError) -> PluginError {
-    PluginError::new(
-        ErrorKind::INTERNAL,
-        format!("synthesis of {spec} failed: {error}"),
-    )
+    PluginError::new(ErrorKind::INTERNAL, format!("synthesis of {spec} failed: {error}"))
+}
+
+/// Synthesizes one job into an assignment with `evaluator` and room for `capacity`.
+pub fn synthesize_one<E: Evaluate>(
+    spec: CircuitSpec,
+    job: &Job,
+    capacity: Capacity,
+    evaluator: E,
+) -> Result<ProvingCs<E>, PluginError> {
+    ProvingCs::synthesize(spec.instance(job.seed).circuit, capacity, evaluator).map_err(|e| synthesis_failed(spec, e))
 }
 
 /// The baseline strategy: grow-as-you-go vectors, as bellperson does.
 pub struct Baseline {
     pool: rayon::ThreadPool,
+    /// Test-only: stretch every synthesis by this fraction of its own time (0.2: 20%
+    /// slower), so the A/B harness can be checked against a known regression.
+    test_slowdown: f64,
 }
 
 impl Strategy for Baseline {
-    fn synthesize(&self, jobs: &[Job]) -> Result<(Vec<Assignment>, Vec<PhaseTiming>), PluginError> {
-        synthesize_jobs(&self.pool, jobs, |spec, job| {
-            let instance = spec.instance(job.seed);
-            ProvingCs::synthesize(instance.circuit, Capacity::default())
-                .map(ProvingCs::into_assignment)
-                .map_err(|e| synthesis_failed(spec, e))
-        })
+    fn synthesize(&self, jobs: &[Job]) -> Result<Synthesis, PluginError> {
+        let start = Instant::now();
+        let out = synthesize_jobs(&self.pool, jobs, |spec, job| {
+            synthesize_one(spec, job, Capacity::default(), Direct).map(ProvingCs::into_assignment)
+        })?;
+        if self.test_slowdown > 0.0 {
+            std::thread::sleep(start.elapsed().mul_f64(self.test_slowdown));
+        }
+        Ok(out)
     }
 }
 
@@ -117,9 +110,13 @@ impl StrategyPlugin for Baseline {
     }
 
     fn open(request: &OpenRequest) -> Result<Self, PluginError> {
-        no_options("baseline", &request.options)?;
-        Ok(Self {
-            pool: thread_pool("bellhop-baseline", request.threads)?,
-        })
+        let options = parse_options("baseline", &request.options, &["test_slowdown"])?;
+        let test_slowdown = match options.get("test_slowdown") {
+            None => 0.0,
+            Some(v) => v.as_float().filter(|f| (0.0..=10.0).contains(f)).ok_or_else(|| {
+                PluginError::new(ErrorKind::OPTIONS, "test_slowdown must be a number between 0.0 and 10.0")
+            })?,
+        };
+        Ok(Self { pool: thread_pool("bellhop-baseline", request.threads)?, test_slowdown })
     }
 }

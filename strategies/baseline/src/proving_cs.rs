@@ -1,25 +1,20 @@
 //! The constraint system that records what Groth16 needs: bellperson's `ProvingAssignment`.
 
 use bellhop_plugin_api::{cast_vec, strategy::Assignment, strategy::Density};
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
 
 /// A growable density bitmap.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Bits {
+pub struct Bits {
     words: Vec<u64>,
     len: usize,
 }
 
 impl Bits {
     fn with_capacity(bits: usize) -> Self {
-        Self {
-            words: Vec::with_capacity(bits.div_ceil(64)),
-            len: 0,
-        }
+        Self { words: Vec::with_capacity(bits.div_ceil(64)), len: 0 }
     }
 
     fn push_unset(&mut self) {
@@ -29,15 +24,58 @@ impl Bits {
         self.len += 1;
     }
 
-    fn set(&mut self, i: usize) {
+    /// Marks variable `i` as used.
+    pub fn set(&mut self, i: usize) {
         self.words[i / 64] |= 1 << (i % 64);
     }
 
     fn into_density(self) -> Density {
-        Density {
-            words: self.words.into(),
-            len: self.len as u64,
-        }
+        Density { words: self.words.into(), len: self.len as u64 }
+    }
+}
+
+/// Which query of a constraint a linear combination is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Query {
+    /// A.
+    A,
+    /// B.
+    B,
+    /// C.
+    C,
+}
+
+/// How a [`ProvingCs`] evaluates the linear combinations of each constraint: the one
+/// place strategies differ inside the constraint system.
+pub trait Evaluate: Send {
+    /// `sum coeff * value` over `lc`'s terms, marking in the densities (where given) the
+    /// variables with a nonzero coefficient, as bellperson does.
+    fn eval(
+        &mut self,
+        query: Query,
+        lc: &LinearCombination<Scalar>,
+        input_density: Option<&mut Bits>,
+        aux_density: Option<&mut Bits>,
+        inputs: &[Scalar],
+        aux: &[Scalar],
+    ) -> Scalar;
+}
+
+/// bellperson's evaluation: straight over the combination's terms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Direct;
+
+impl Evaluate for Direct {
+    fn eval(
+        &mut self,
+        _: Query,
+        lc: &LinearCombination<Scalar>,
+        input_density: Option<&mut Bits>,
+        aux_density: Option<&mut Bits>,
+        inputs: &[Scalar],
+        aux: &[Scalar],
+    ) -> Scalar {
+        eval(lc, input_density, aux_density, inputs, aux)
     }
 }
 
@@ -55,7 +93,7 @@ pub struct Capacity {
 /// Records, per constraint, the A, B and C evaluations at the witness, the assignment,
 /// and which variables A and B use — exactly as bellperson 0.27's `ProvingAssignment`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ProvingCs {
+pub struct ProvingCs<E = Direct> {
     a: Vec<Scalar>,
     b: Vec<Scalar>,
     c: Vec<Scalar>,
@@ -64,10 +102,11 @@ pub struct ProvingCs {
     a_aux_density: Bits,
     b_input_density: Bits,
     b_aux_density: Bits,
+    evaluator: E,
 }
 
 /// `sum coeff * value` over the nonzero terms of `lc`, marking the variables it uses.
-fn eval(
+pub fn eval(
     lc: &LinearCombination<Scalar>,
     mut input_density: Option<&mut Bits>,
     mut aux_density: Option<&mut Bits>,
@@ -77,11 +116,7 @@ fn eval(
     let mut acc = Scalar::ZERO;
     for (&index, coeff) in lc.iter_inputs() {
         if !bool::from(coeff.is_zero()) {
-            acc += if *coeff == Scalar::ONE {
-                inputs[index]
-            } else {
-                inputs[index] * coeff
-            };
+            acc += if *coeff == Scalar::ONE { inputs[index] } else { inputs[index] * coeff };
             if let Some(d) = input_density.as_deref_mut() {
                 d.set(index);
             }
@@ -89,11 +124,7 @@ fn eval(
     }
     for (&index, coeff) in lc.iter_aux() {
         if !bool::from(coeff.is_zero()) {
-            acc += if *coeff == Scalar::ONE {
-                aux[index]
-            } else {
-                aux[index] * coeff
-            };
+            acc += if *coeff == Scalar::ONE { aux[index] } else { aux[index] * coeff };
             if let Some(d) = aux_density.as_deref_mut() {
                 d.set(index);
             }
@@ -102,9 +133,9 @@ fn eval(
     acc
 }
 
-impl ProvingCs {
+impl<E: Evaluate> ProvingCs<E> {
     /// An empty system with room reserved for `capacity`.
-    pub fn with_capacity(capacity: Capacity) -> Self {
+    pub fn with_capacity(capacity: Capacity, evaluator: E) -> Self {
         Self {
             a: Vec::with_capacity(capacity.constraints),
             b: Vec::with_capacity(capacity.constraints),
@@ -114,6 +145,7 @@ impl ProvingCs {
             a_aux_density: Bits::with_capacity(capacity.aux),
             b_input_density: Bits::with_capacity(capacity.inputs),
             b_aux_density: Bits::with_capacity(capacity.aux),
+            evaluator,
         }
     }
 
@@ -122,33 +154,30 @@ impl ProvingCs {
     pub fn synthesize<C: Circuit<Scalar>>(
         circuit: C,
         capacity: Capacity,
+        evaluator: E,
     ) -> Result<Self, SynthesisError> {
-        let mut cs = Self::with_capacity(capacity);
+        let mut cs = Self::with_capacity(capacity, evaluator);
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
         circuit.synthesize(&mut cs)?;
         for i in 0..cs.inputs.len() {
-            cs.enforce(
-                || "input",
-                |lc| lc + Variable(Index::Input(i)),
-                |lc| lc,
-                |lc| lc,
-            );
+            cs.enforce(|| "input", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
         }
         Ok(cs)
     }
 
     /// The sizes this system reached.
     pub fn size(&self) -> Capacity {
-        Capacity {
-            constraints: self.a.len(),
-            inputs: self.inputs.len(),
-            aux: self.aux.len(),
-        }
+        Capacity { constraints: self.a.len(), inputs: self.inputs.len(), aux: self.aux.len() }
     }
 
     /// The assignment as it crosses the ABI (the vectors move, nothing is copied).
     pub fn into_assignment(self) -> Assignment {
-        Assignment {
+        self.into_parts().0
+    }
+
+    /// The assignment and the evaluator (with whatever it recorded).
+    pub fn into_parts(self) -> (Assignment, E) {
+        let assignment = Assignment {
             a: cast_vec(self.a).into(),
             b: cast_vec(self.b).into(),
             c: cast_vec(self.c).into(),
@@ -157,11 +186,12 @@ impl ProvingCs {
             a_aux_density: self.a_aux_density.into_density(),
             b_input_density: self.b_input_density.into_density(),
             b_aux_density: self.b_aux_density.into_density(),
-        }
+        };
+        (assignment, self.evaluator)
     }
 }
 
-impl ConstraintSystem<Scalar> for ProvingCs {
+impl<E: Evaluate> ConstraintSystem<Scalar> for ProvingCs<E> {
     type Root = Self;
 
     fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
@@ -195,27 +225,12 @@ impl ConstraintSystem<Scalar> for ProvingCs {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
-        let (a, b, c) = (
-            a(LinearCombination::zero()),
-            b(LinearCombination::zero()),
-            c(LinearCombination::zero()),
-        );
+        let (a, b, c) = (a(LinearCombination::zero()), b(LinearCombination::zero()), c(LinearCombination::zero()));
+        let (inputs, aux, e) = (&self.inputs, &self.aux, &mut self.evaluator);
         // Inputs have full density in A: every input gets an `input * 0 = 0` constraint.
-        let a = eval(
-            &a,
-            None,
-            Some(&mut self.a_aux_density),
-            &self.inputs,
-            &self.aux,
-        );
-        let b = eval(
-            &b,
-            Some(&mut self.b_input_density),
-            Some(&mut self.b_aux_density),
-            &self.inputs,
-            &self.aux,
-        );
-        let c = eval(&c, None, None, &self.inputs, &self.aux);
+        let a = e.eval(Query::A, &a, None, Some(&mut self.a_aux_density), inputs, aux);
+        let b = e.eval(Query::B, &b, Some(&mut self.b_input_density), Some(&mut self.b_aux_density), inputs, aux);
+        let c = e.eval(Query::C, &c, None, None, inputs, aux);
         self.a.push(a);
         self.b.push(b);
         self.c.push(c);

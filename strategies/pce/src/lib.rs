@@ -1,0 +1,252 @@
+//! The `pce` strategy: pre-compiled constraint evaluation.
+//!
+//! The first synthesis of a circuit shape runs the baseline constraint system and records
+//! A, B and C as sparse matrices (CSR) with the density bitmaps. Every later synthesis of
+//! that shape only computes the witness (`enforce` does nothing, so the gadgets' linear
+//! combinations are never built) and gets a, b and c as parallel sparse matrix-vector
+//! products. Recordings are kept in memory and cached on disk (see `cache`); an unusable
+//! cache file is reported as a warning and rebuilt, never used.
+//!
+//! Options: `cache_dir` (default: `$BELLHOP_CACHE_DIR/pce`, else `$XDG_CACHE_HOME/bellhop/pce`,
+//! else `~/.cache/bellhop/pce`).
+
+mod cache;
+mod recording;
+
+use std::{
+    collections::HashMap,
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::Instant,
+};
+
+use bellhop_circuits::CircuitSpec;
+use bellhop_plugin_api::{
+    strategy::{Assignment, Job, Strategy, StrategyPlugin, Synthesis},
+    Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
+};
+use bellhop_strategy_baseline::{parse_job, parse_options, synthesis_failed, synthesize_one, thread_pool, Capacity};
+use rayon::prelude::*;
+use recording::{Recorder, Recording, WitnessCs};
+
+/// Recordings per circuit shape, in memory and on disk.
+pub struct Pce {
+    pool: rayon::ThreadPool,
+    cache_dir: PathBuf,
+    recordings: Mutex<HashMap<CircuitSpec, Arc<Recording>>>,
+}
+
+fn default_cache_dir() -> PathBuf {
+    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    env("BELLHOP_CACHE_DIR")
+        .map(|d| d.join("pce"))
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("bellhop").join("pce")))
+        .or_else(|| env("HOME").map(|d| d.join(".cache").join("bellhop").join("pce")))
+        .unwrap_or_else(|| std::env::temp_dir().join("bellhop-pce"))
+}
+
+impl Pce {
+    /// The recording of `spec` from memory or disk; `None` if it must be recorded.
+    fn cached(&self, spec: CircuitSpec, warnings: &mut Vec<String>) -> Option<Arc<Recording>> {
+        if let Some(r) = self.recordings.lock().unwrap_or_else(|p| p.into_inner()).get(&spec) {
+            return Some(r.clone());
+        }
+        match cache::read(&self.cache_dir, &spec.to_string()) {
+            Ok(Some(recording)) => Some(self.remember(spec, recording)),
+            Ok(None) => None,
+            Err(why) => {
+                let path = cache::path(&self.cache_dir, &spec.to_string());
+                warnings
+                    .push(format!("pce cache file {} for {spec} is unusable: {why}; rebuilding it", path.display()));
+                None
+            }
+        }
+    }
+
+    fn remember(&self, spec: CircuitSpec, recording: Recording) -> Arc<Recording> {
+        let recording = Arc::new(recording);
+        self.recordings.lock().unwrap_or_else(|p| p.into_inner()).insert(spec, recording.clone());
+        recording
+    }
+
+    /// Synthesizes `job` with the baseline constraint system, recording its matrices.
+    fn record(&self, spec: CircuitSpec, job: &Job, warnings: &mut Vec<String>) -> Result<Assignment, PluginError> {
+        let cs = synthesize_one(spec, job, Capacity::default(), Recorder::default())?;
+        let size = cs.size();
+        let (assignment, recorder) = cs.into_parts();
+        let recording = recorder.finish(size.inputs, size.aux, &assignment);
+        if let Err(e) = cache::write(&self.cache_dir, &spec.to_string(), &recording) {
+            warnings.push(format!("cannot write the pce cache for {spec} to {}: {e}", self.cache_dir.display()));
+        }
+        self.remember(spec, recording);
+        Ok(assignment)
+    }
+
+    /// The witness of `job`, multiplied out with `recording`.
+    fn replay(spec: CircuitSpec, job: &Job, recording: &Recording) -> Result<Assignment, PluginError> {
+        let witness =
+            WitnessCs::synthesize(spec.instance(job.seed).circuit, recording).map_err(|e| synthesis_failed(spec, e))?;
+        if witness.inputs.len() != recording.num_inputs || witness.aux.len() != recording.num_aux {
+            return Err(PluginError::new(
+                ErrorKind::INTERNAL,
+                format!(
+                    "the pce recording of {spec} has {} inputs and {} aux variables, the witness {} and {}",
+                    recording.num_inputs,
+                    recording.num_aux,
+                    witness.inputs.len(),
+                    witness.aux.len()
+                ),
+            ));
+        }
+        Ok(recording.assignment(witness.inputs, witness.aux))
+    }
+}
+
+impl Strategy for Pce {
+    fn synthesize(&self, jobs: &[Job]) -> Result<Synthesis, PluginError> {
+        let start = Instant::now();
+        let specs = jobs.iter().enumerate().map(|(i, job)| parse_job(i, job)).collect::<Result<Vec<_>, _>>()?;
+        let mut warnings = Vec::new();
+        let mut done: Vec<Option<Assignment>> = vec![None; jobs.len()];
+        // The first job of each shape without a recording is synthesized in full, recording it.
+        for (i, spec) in specs.iter().enumerate() {
+            if specs[..i].contains(spec) || self.cached(*spec, &mut warnings).is_some() {
+                continue;
+            }
+            done[i] = Some(self.pool.install(|| self.record(*spec, &jobs[i], &mut warnings))?);
+        }
+        let recorded = start.elapsed();
+        let assignments = self.pool.install(|| {
+            done.into_par_iter()
+                .zip(specs.par_iter().zip(jobs.par_iter()))
+                .map(|(done, (spec, job))| match done {
+                    Some(assignment) => Ok(assignment),
+                    None => {
+                        let recording = self.recordings.lock().unwrap_or_else(|p| p.into_inner())[spec].clone();
+                        Self::replay(*spec, job, &recording)
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        let timings = vec![
+            PhaseTiming::new("record", recorded),
+            PhaseTiming::new("replay", start.elapsed() - recorded),
+            PhaseTiming::new("synthesis", start.elapsed()),
+        ];
+        Ok(Synthesis { assignments, timings, warnings })
+    }
+}
+
+impl StrategyPlugin for Pce {
+    fn describe() -> Description {
+        Description {
+            name: "pce".into(),
+            description: "pre-compiled constraint evaluation: witness-only synthesis and sparse products".into(),
+            capabilities: Capabilities::PARALLEL_BATCH,
+            devices: Vec::new(),
+        }
+    }
+
+    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
+        let options = parse_options("pce", &request.options, &["cache_dir"])?;
+        let cache_dir = match options.get("cache_dir") {
+            None => default_cache_dir(),
+            Some(v) => v
+                .as_str()
+                .map(PathBuf::from)
+                .ok_or_else(|| PluginError::new(ErrorKind::OPTIONS, "cache_dir must be a string (a directory)"))?,
+        };
+        Ok(Self { pool: thread_pool("bellhop-pce", request.threads)?, cache_dir, recordings: Mutex::default() })
+    }
+}
+
+bellhop_plugin_api::export_strategy!(Pce);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bellhop_plugin_api::strategy::Strategy;
+    use bellhop_strategy_baseline::Baseline;
+
+    fn open(dir: &std::path::Path) -> Pce {
+        let options = format!("cache_dir = {:?}", dir.display().to_string());
+        Pce::open(&OpenRequest { device: 0, threads: 2, options: options.into() }).unwrap()
+    }
+
+    fn job(circuit: &str, seed: u64) -> Job {
+        Job { circuit: circuit.into(), seed, input: Default::default() }
+    }
+
+    fn baseline(jobs: &[Job]) -> Vec<Assignment> {
+        let b = Baseline::open(&OpenRequest { device: 0, threads: 2, options: "".into() }).unwrap();
+        b.synthesize(jobs).unwrap().assignments
+    }
+
+    #[test]
+    fn records_once_then_replays_identically() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = [job("sha256-merkle:1", 1), job("sha256-merkle:1", 2), job("chain:300", 3)];
+        let pce = open(dir.path());
+        let first = pce.synthesize(&jobs).unwrap();
+        assert!(first.warnings.is_empty(), "{:?}", first.warnings);
+        assert_eq!(first.assignments, baseline(&jobs));
+        assert!(cache::path(dir.path(), "sha256-merkle:1").exists());
+        // A fresh instance reads the recordings from disk.
+        let again = open(dir.path()).synthesize(&jobs).unwrap();
+        assert!(again.warnings.is_empty(), "{:?}", again.warnings);
+        assert_eq!(again.assignments, first.assignments);
+    }
+
+    /// Corrupts the cache file of `chain:200` with `damage`, then checks that the next
+    /// synthesis warns with `expected`, rebuilds a good file, and returns the right result.
+    fn check_rebuilt(damage: impl FnOnce(&std::path::Path, Vec<u8>), expected: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = [job("chain:200", 5)];
+        open(dir.path()).synthesize(&jobs).unwrap();
+        let path = cache::path(dir.path(), "chain:200");
+        damage(&path, std::fs::read(&path).unwrap());
+        let out = open(dir.path()).synthesize(&jobs).unwrap();
+        assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+        assert!(out.warnings[0].contains("is unusable") && out.warnings[0].contains(expected), "{:?}", out.warnings);
+        assert!(out.warnings[0].contains("rebuilding it"), "{:?}", out.warnings);
+        assert_eq!(out.assignments, baseline(&jobs));
+        assert!(cache::read(dir.path(), "chain:200").unwrap().is_some(), "the file was rebuilt");
+        let clean = open(dir.path()).synthesize(&jobs).unwrap();
+        assert!(clean.warnings.is_empty());
+    }
+
+    #[test]
+    fn truncated_cache_is_rebuilt() {
+        check_rebuilt(|path, bytes| std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap(), "truncated");
+    }
+
+    #[test]
+    fn flipped_byte_is_rebuilt() {
+        check_rebuilt(
+            |path, mut bytes| {
+                let middle = bytes.len() / 2;
+                bytes[middle] ^= 0x01;
+                std::fs::write(path, bytes).unwrap();
+            },
+            "checksum does not match",
+        );
+    }
+
+    #[test]
+    fn cache_of_another_circuit_is_rebuilt() {
+        check_rebuilt(
+            |path, _| {
+                let other = tempfile::tempdir().unwrap();
+                open(other.path()).synthesize(&[job("chain:100", 1)]).unwrap();
+                std::fs::copy(cache::path(other.path(), "chain:100"), path).unwrap();
+            },
+            "another circuit",
+        );
+    }
+
+    #[test]
+    fn unknown_options_are_refused() {
+        let e = Pce::open(&OpenRequest { device: 0, threads: 1, options: "cachedir = \"x\"".into() }).err().unwrap();
+        assert!(e.message.contains("unknown option `cachedir`") && e.message.contains("takes cache_dir"), "{e}");
+    }
+}

@@ -1,0 +1,229 @@
+//! A circuit shape's constraint matrices, how they are recorded, and how a witness is
+//! turned into the A, B and C evaluations with them.
+
+use std::collections::HashMap;
+
+use bellhop_plugin_api::{
+    cast_vec,
+    strategy::{Assignment, Density},
+};
+use bellhop_strategy_baseline::{eval, Bits, Evaluate, Query};
+use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use blstrs::Scalar;
+use ff::{Field, PrimeField};
+use rayon::prelude::*;
+
+/// Column tag for public inputs; other columns are aux variables.
+pub(crate) const INPUT: u32 = 1 << 31;
+
+/// Rows per parallel work item of the sparse products.
+const ROWS_PER_TASK: usize = 4096;
+
+/// One sparse matrix in compressed sparse row form; coefficients are indices into the
+/// recording's table of distinct coefficients (index 0 is one, which needs no multiply).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Csr {
+    pub(crate) row_ptr: Vec<u64>,
+    pub(crate) cols: Vec<u32>,
+    pub(crate) coeffs: Vec<u32>,
+}
+
+impl Csr {
+    fn new() -> Self {
+        Self { row_ptr: vec![0], cols: Vec::new(), coeffs: Vec::new() }
+    }
+
+    /// `M · z` where `z` is the inputs, then the aux variables.
+    fn multiply(&self, table: &[Scalar], inputs: &[Scalar], aux: &[Scalar]) -> Vec<Scalar> {
+        let rows = self.row_ptr.len() - 1;
+        let mut out = vec![Scalar::ZERO; rows];
+        out.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(task, out)| {
+            for (offset, slot) in out.iter_mut().enumerate() {
+                let row = task * ROWS_PER_TASK + offset;
+                let (start, end) = (self.row_ptr[row] as usize, self.row_ptr[row + 1] as usize);
+                let mut acc = Scalar::ZERO;
+                for (&col, &coeff) in self.cols[start..end].iter().zip(&self.coeffs[start..end]) {
+                    let value = if col & INPUT != 0 { inputs[(col & !INPUT) as usize] } else { aux[col as usize] };
+                    acc += if coeff == 0 { value } else { value * table[coeff as usize] };
+                }
+                *slot = acc;
+            }
+        });
+        out
+    }
+}
+
+/// Everything about a circuit shape that does not depend on its witness.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recording {
+    pub(crate) num_inputs: usize,
+    pub(crate) num_aux: usize,
+    pub(crate) table: Vec<Scalar>,
+    pub(crate) a: Csr,
+    pub(crate) b: Csr,
+    pub(crate) c: Csr,
+    pub(crate) a_aux_density: Density,
+    pub(crate) b_input_density: Density,
+    pub(crate) b_aux_density: Density,
+}
+
+impl Recording {
+    /// The assignment of the witness `(inputs, aux)`: a, b, c as sparse products.
+    pub(crate) fn assignment(&self, inputs: Vec<Scalar>, aux: Vec<Scalar>) -> Assignment {
+        let ((a, b), c) = rayon::join(
+            || {
+                rayon::join(
+                    || self.a.multiply(&self.table, &inputs, &aux),
+                    || self.b.multiply(&self.table, &inputs, &aux),
+                )
+            },
+            || self.c.multiply(&self.table, &inputs, &aux),
+        );
+        Assignment {
+            a: cast_vec(a).into(),
+            b: cast_vec(b).into(),
+            c: cast_vec(c).into(),
+            inputs: cast_vec(inputs).into(),
+            aux: cast_vec(aux).into(),
+            a_aux_density: self.a_aux_density.clone(),
+            b_input_density: self.b_input_density.clone(),
+            b_aux_density: self.b_aux_density.clone(),
+        }
+    }
+}
+
+/// Evaluates as the baseline does and records each row's nonzero terms.
+pub(crate) struct Recorder {
+    matrices: [Csr; 3],
+    table: Vec<Scalar>,
+    index: HashMap<[u8; 32], u32>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self { matrices: [Csr::new(), Csr::new(), Csr::new()], table: vec![Scalar::ONE], index: HashMap::new() }
+    }
+}
+
+impl Recorder {
+    fn coefficient(&mut self, c: &Scalar) -> u32 {
+        if *c == Scalar::ONE {
+            return 0;
+        }
+        let next = self.table.len() as u32;
+        *self.index.entry(c.to_repr()).or_insert_with(|| {
+            self.table.push(*c);
+            next
+        })
+    }
+
+    /// The recording, given the densities the constraint system ended with.
+    pub(crate) fn finish(self, num_inputs: usize, num_aux: usize, assignment: &Assignment) -> Recording {
+        let [a, b, c] = self.matrices;
+        Recording {
+            num_inputs,
+            num_aux,
+            table: self.table,
+            a,
+            b,
+            c,
+            a_aux_density: assignment.a_aux_density.clone(),
+            b_input_density: assignment.b_input_density.clone(),
+            b_aux_density: assignment.b_aux_density.clone(),
+        }
+    }
+}
+
+impl Evaluate for Recorder {
+    fn eval(
+        &mut self,
+        query: Query,
+        lc: &LinearCombination<Scalar>,
+        input_density: Option<&mut Bits>,
+        aux_density: Option<&mut Bits>,
+        inputs: &[Scalar],
+        aux: &[Scalar],
+    ) -> Scalar {
+        let mut terms = Vec::new();
+        for (&i, c) in lc.iter_inputs().filter(|(_, c)| !bool::from(c.is_zero())) {
+            terms.push((i as u32 | INPUT, self.coefficient(c)));
+        }
+        for (&i, c) in lc.iter_aux().filter(|(_, c)| !bool::from(c.is_zero())) {
+            terms.push((i as u32, self.coefficient(c)));
+        }
+        let m = &mut self.matrices[query as usize];
+        for (col, coeff) in terms {
+            m.cols.push(col);
+            m.coeffs.push(coeff);
+        }
+        m.row_ptr.push(m.cols.len() as u64);
+        eval(lc, input_density, aux_density, inputs, aux)
+    }
+}
+
+/// A constraint system that only computes the witness: `enforce` does nothing.
+pub(crate) struct WitnessCs {
+    pub(crate) inputs: Vec<Scalar>,
+    pub(crate) aux: Vec<Scalar>,
+}
+
+impl WitnessCs {
+    /// Computes the witness of `circuit` with room for `recording`'s variables.
+    pub(crate) fn synthesize<C: bellpepper_core::Circuit<Scalar>>(
+        circuit: C,
+        recording: &Recording,
+    ) -> Result<Self, SynthesisError> {
+        let mut cs =
+            Self { inputs: Vec::with_capacity(recording.num_inputs), aux: Vec::with_capacity(recording.num_aux) };
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        circuit.synthesize(&mut cs)?;
+        Ok(cs)
+    }
+}
+
+impl ConstraintSystem<Scalar> for WitnessCs {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux.push(f()?);
+        Ok(Variable(Index::Aux(self.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs.push(f()?);
+        Ok(Variable(Index::Input(self.inputs.len() - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
