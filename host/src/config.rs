@@ -135,11 +135,52 @@ impl Config {
     pub fn parse(text: &str) -> Result<Self, String> {
         toml::from_str(text).map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())
     }
+
+    /// Validates a configuration held as a TOML table.
+    pub fn from_table(table: &toml::Table) -> Result<Self, String> {
+        Self::parse(&toml::to_string(table).map_err(|e| e.to_string())?)
+    }
+}
+
+/// Sets `key` (dotted, e.g. `synthesis.strategy` or `backend.options.pinned`) to `value`
+/// in `table`. The value is read as TOML (`true`, `2`, `"x"`), else taken as a string.
+pub fn set_key(table: &mut toml::Table, key: &str, value: &str) -> Result<(), String> {
+    let parsed: toml::Value = format!("v = {value}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().filter(|k| !k.is_empty()).ok_or_else(|| format!("`{key}` is not a config key"))?;
+    let mut at = table;
+    for part in parts {
+        at = at
+            .entry(part)
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .ok_or_else(|| format!("`{part}` in `{key}` is a value, not a section"))?;
+    }
+    at.insert(last.to_string(), parsed);
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_can_be_set_by_path() {
+        let mut t = toml::Table::new();
+        set_key(&mut t, "synthesis.strategy", "pce").unwrap();
+        set_key(&mut t, "backend.options.pinned", "true").unwrap();
+        set_key(&mut t, "pipeline.lookahead", "2").unwrap();
+        let c = Config::from_table(&t).unwrap();
+        assert_eq!(c.synthesis.strategy, "pce");
+        assert_eq!(c.backend.options.get("pinned"), Some(&toml::Value::Boolean(true)));
+        assert_eq!(c.pipeline.lookahead, 2);
+        set_key(&mut t, "synthesis.strategi", "pce").unwrap();
+        assert!(Config::from_table(&t).unwrap_err().contains("unknown field `strategi`"));
+    }
 
     #[test]
     fn empty_file_gives_defaults() {

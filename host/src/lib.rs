@@ -8,10 +8,12 @@
 //! - [`phases`]: per-proof phase tables from tracing spans; [`stats`]: summaries;
 //! - [`cli`]: the `bellhop` command line.
 
+pub mod ab;
 pub mod cli;
 pub mod config;
 pub mod dealloc;
 mod embedded;
+pub mod memory;
 pub mod params;
 pub mod phases;
 pub mod pipeline;

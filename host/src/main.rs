@@ -2,6 +2,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// Counts host allocations, for the per-phase memory figures of `bellhop ab` and `bench`.
+#[global_allocator]
+static ALLOC: bellhop::memory::CountingAlloc = bellhop::memory::CountingAlloc;
+
 fn main() -> ExitCode {
     let cli = bellhop::cli::Cli::parse();
     match cli.run() {

@@ -20,6 +20,8 @@ use tracing::{
 };
 use tracing_subscriber::{layer::Context, registry::LookupSpan, Layer};
 
+use crate::memory;
+
 /// The phases of one proof, in the order the table shows them.
 pub const PHASES: [&str; 9] =
     ["synthesis", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify", "dealloc"];
@@ -40,6 +42,10 @@ pub struct PhaseRecord {
     pub phase: String,
     /// Seconds.
     pub seconds: f64,
+    /// Process page faults during the phase (0 for plugin sub-phases).
+    pub faults: u64,
+    /// Host allocations during the phase, when counted (see [`crate::memory`]).
+    pub allocations: Option<u64>,
 }
 
 /// The records collected so far, shared between the layer and its readers.
@@ -74,6 +80,8 @@ struct SpanState {
     /// `Some((first, count))` for `proof` and `batch` spans.
     proofs: Option<(usize, usize)>,
     opened: Instant,
+    faults: u64,
+    allocations: Option<u64>,
 }
 
 #[derive(Default)]
@@ -121,7 +129,8 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for PhaseLayer {
             ("batch", _, Some(first), Some(count)) => Some((first as usize, count as usize)),
             _ => None,
         };
-        span.extensions_mut().insert(SpanState { proofs, opened: Instant::now() });
+        let (faults, allocations) = (memory::page_faults(), memory::allocations());
+        span.extensions_mut().insert(SpanState { proofs, opened: Instant::now(), faults, allocations });
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
@@ -131,7 +140,8 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for PhaseLayer {
             return;
         };
         if let Some((first, count)) = ctx.event_scope(event).and_then(|scope| proofs_of(scope.from_root())) {
-            self.log.push(PhaseRecord { first, count, phase, seconds: nanos as f64 * 1e-9 });
+            let seconds = nanos as f64 * 1e-9;
+            self.log.push(PhaseRecord { first, count, phase, seconds, faults: 0, allocations: None });
         }
     }
 
@@ -140,12 +150,20 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for PhaseLayer {
         if !PHASES.contains(&span.name()) {
             return;
         }
-        let Some(opened) = span.extensions().get::<SpanState>().map(|s| s.opened) else {
+        let Some((opened, faults, allocations)) =
+            span.extensions().get::<SpanState>().map(|s| (s.opened, s.faults, s.allocations))
+        else {
             return;
         };
         if let Some((first, count)) = proofs_of(span.scope().from_root()) {
-            let seconds = opened.elapsed().as_secs_f64();
-            self.log.push(PhaseRecord { first, count, phase: span.name().to_string(), seconds });
+            self.log.push(PhaseRecord {
+                first,
+                count,
+                phase: span.name().to_string(),
+                seconds: opened.elapsed().as_secs_f64(),
+                faults: memory::page_faults().saturating_sub(faults),
+                allocations: memory::allocations().zip(allocations).map(|(now, then)| now - then),
+            });
         }
     }
 }
@@ -157,24 +175,39 @@ fn proofs_of<'a, S: for<'l> LookupSpan<'l> + 'a>(
     spans.filter_map(|s| s.extensions().get::<SpanState>().and_then(|state| state.proofs)).last()
 }
 
-/// Phase times per proof, in seconds.
+/// Phase times per proof, in seconds, with each phase's page faults and allocations.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct PhaseTable {
     /// Per proof: phase (or sub-phase) -> seconds.
     pub proofs: Vec<BTreeMap<String, f64>>,
+    /// Per proof: phase -> process page faults.
+    pub faults: Vec<BTreeMap<String, u64>>,
+    /// Per proof: phase -> host allocations (empty when not counted).
+    pub allocations: Vec<BTreeMap<String, u64>>,
 }
 
 impl PhaseTable {
     /// Builds the table of `proofs` proofs from the records; a batch phase counts fully
     /// for each proof of the batch.
     pub fn from_records(records: &[PhaseRecord], proofs: usize) -> Self {
-        let mut rows = vec![BTreeMap::new(); proofs];
+        let mut table =
+            Self { proofs: vec![BTreeMap::new(); proofs], faults: vec![BTreeMap::new(); proofs], allocations: vec![] };
+        let counted = records.iter().any(|r| r.allocations.is_some());
+        if counted {
+            table.allocations = vec![BTreeMap::new(); proofs];
+        }
         for r in records {
-            for row in rows.iter_mut().skip(r.first).take(r.count) {
-                *row.entry(r.phase.clone()).or_insert(0.0) += r.seconds;
+            for i in r.first..(r.first + r.count).min(proofs) {
+                *table.proofs[i].entry(r.phase.clone()).or_insert(0.0) += r.seconds;
+                if PHASES.contains(&r.phase.as_str()) {
+                    *table.faults[i].entry(r.phase.clone()).or_insert(0) += r.faults;
+                    if let (true, Some(n)) = (counted, r.allocations) {
+                        *table.allocations[i].entry(r.phase.clone()).or_insert(0) += n;
+                    }
+                }
             }
         }
-        Self { proofs: rows }
+        table
     }
 
     /// The time of `phase` in proof `index` (0 if not measured).

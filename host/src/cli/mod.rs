@@ -1,5 +1,6 @@
 //! The `bellhop` command line.
 
+mod ab;
 mod bench;
 mod conformance;
 mod demo;
@@ -44,6 +45,8 @@ enum Command {
     Verify(prove::VerifyArgs),
     /// Prove N times and report the median and spread of every phase.
     Bench(bench::Args),
+    /// Compare two configurations in one process: interleaved runs, per-phase statistics.
+    Ab(ab::Args),
     /// List the backend and strategy plugins: embedded ones and those in the plugin directory.
     Plugins(plugins::Args),
     /// Check a backend plugin's primitives against the CPU references.
@@ -66,13 +69,15 @@ impl Cli {
                     .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"))),
             )
             .init();
-        let context = Context { plugin_dir: plugin_dir(config.plugins.dir.as_deref()), config, phases };
+        let context =
+            Context { plugin_dir: plugin_dir(config.plugins.dir.as_deref()), config, config_path: self.config, phases };
         match self.command {
             Command::Demo(args) => demo::run(&context, &args),
             Command::Params(command) => params::run(&context, command),
             Command::Prove(args) => prove::prove(&context, &args),
             Command::Verify(args) => prove::verify(&args),
             Command::Bench(args) => bench::run(&context, &args),
+            Command::Ab(args) => ab::run(&context, &args),
             Command::Plugins(args) => plugins::run(&context, &args),
             Command::Conformance(args) => conformance::run(&context, &args),
         }
@@ -83,6 +88,7 @@ impl Cli {
 /// phase records of the tracing layer.
 struct Context {
     config: Config,
+    config_path: Option<PathBuf>,
     plugin_dir: PathBuf,
     phases: PhaseLog,
 }

@@ -1,0 +1,389 @@
+//! A/B comparison of two configurations in one process: interleaved runs, per-phase
+//! statistics, and a verdict that does not call noise a change.
+//!
+//! After warm-up, runs alternate A B B A A B ... on the same job. For every phase (and the
+//! whole proof, and peak RSS) it reports the medians, the B/A ratio of medians with a
+//! bootstrap confidence interval, a two-sided Mann-Whitney U p-value, and a verdict.
+//! A change is called only when all of these agree: p is below `alpha` divided by the
+//! number of metrics compared (Bonferroni), the interval excludes 1, the ratio is at
+//! least `threshold` away from 1, and the medians differ by more than a floor (0.1 ms,
+//! 1 MiB) below which a difference is not worth a verdict.
+
+use std::{collections::BTreeMap, time::Instant};
+
+use bellhop_circuits::CircuitSpec;
+use bellhop_plugin_api::strategy::Job;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use crate::{
+    memory,
+    params::Srs,
+    phases::{PhaseLog, PHASES},
+    pipeline::{prove_batches, PipelineError, PipelineOptions, Randomness},
+    session::Session,
+};
+
+/// How an A/B comparison runs and judges.
+#[derive(Clone, Debug, Serialize)]
+pub struct AbOptions {
+    /// Measured runs of each variant.
+    pub runs: usize,
+    /// Unmeasured runs of each variant first.
+    pub warmup: usize,
+    /// Jobs per run, synthesized as one batch (2 or more keeps both of a 2-core
+    /// machine's cores busy in synthesis too).
+    pub batch: usize,
+    /// Verify each proof (as the configs say).
+    pub verify: bool,
+    /// Family-wise significance level, split over the metrics compared.
+    pub alpha: f64,
+    /// Confidence level of the ratio intervals.
+    pub confidence: f64,
+    /// Smallest relative change that gets a verdict (0.03: 3%).
+    pub threshold: f64,
+}
+
+impl Default for AbOptions {
+    fn default() -> Self {
+        Self { runs: 10, warmup: 1, batch: 1, verify: true, alpha: 0.05, confidence: 0.95, threshold: 0.03 }
+    }
+}
+
+/// One measured run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Run {
+    /// 0 for A, 1 for B.
+    pub variant: usize,
+    /// Position in the interleaved sequence.
+    pub order: usize,
+    /// Phase -> seconds, with `total` the whole proof.
+    pub seconds: BTreeMap<String, f64>,
+    /// Phase -> process page faults.
+    pub faults: BTreeMap<String, u64>,
+    /// Phase -> host allocations (empty when not counted).
+    pub allocations: BTreeMap<String, u64>,
+    /// Peak RSS of the process during the run, when it could be reset and read.
+    pub peak_rss: Option<u64>,
+}
+
+/// What the statistics say about one metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// B is lower (faster, or less memory).
+    Lower,
+    /// B is higher (slower, or more memory).
+    Higher,
+    /// No change that the data support.
+    NoDifference,
+}
+
+/// One metric compared.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// The phase, `total`, or `peak_rss`.
+    pub metric: String,
+    /// Seconds or bytes.
+    pub unit: &'static str,
+    /// Median of A.
+    pub median_a: f64,
+    /// Median of B.
+    pub median_b: f64,
+    /// `median_b / median_a`.
+    pub ratio: f64,
+    /// The ratio's bootstrap confidence interval.
+    pub ci: (f64, f64),
+    /// Two-sided Mann-Whitney U p-value.
+    pub p_value: f64,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+impl Comparison {
+    /// The verdict in the metric's words: faster/slower or less/more memory.
+    pub fn verdict_text(&self) -> &'static str {
+        match (self.verdict, self.unit) {
+            (Verdict::NoDifference, _) => "no difference",
+            (Verdict::Lower, "s") => "faster",
+            (Verdict::Higher, "s") => "slower",
+            (Verdict::Lower, _) => "less",
+            (Verdict::Higher, _) => "more",
+        }
+    }
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct AbReport {
+    /// The circuit.
+    pub circuit: String,
+    /// What A is (the keys where it differs from B).
+    pub a: String,
+    /// What B is.
+    pub b: String,
+    /// The options used.
+    pub options: AbOptions,
+    /// Every measured run.
+    pub runs: Vec<Run>,
+    /// One comparison per metric.
+    pub comparisons: Vec<Comparison>,
+}
+
+impl AbReport {
+    /// The comparison of `metric`.
+    pub fn comparison(&self, metric: &str) -> Option<&Comparison> {
+        self.comparisons.iter().find(|c| c.metric == metric)
+    }
+
+    /// The measured values of `metric` for `variant`, in run order.
+    pub fn values(&self, variant: usize, metric: &str) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter(|r| r.variant == variant)
+            .filter_map(|r| match metric {
+                "peak_rss" => r.peak_rss.map(|b| b as f64),
+                phase => r.seconds.get(phase).copied(),
+            })
+            .collect()
+    }
+}
+
+/// One run: its phase times (each phase summed over the run's proofs; a batch phase
+/// counts once), page faults, allocations, and peak RSS.
+fn one_run(
+    session: &Session,
+    srs: &Srs,
+    jobs: Vec<Job>,
+    options: &PipelineOptions,
+    log: &PhaseLog,
+) -> Result<(Run, f64), PipelineError> {
+    // Let the previous run's thread pools go idle, so every run starts from the same state.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    log.take();
+    let reset = memory::reset_peak_rss();
+    let start = Instant::now();
+    prove_batches(session.backend.as_ref(), session.strategy.as_ref(), srs, vec![jobs], options, &|_| {})?;
+    let total = start.elapsed().as_secs_f64();
+    let mut run = Run {
+        variant: 0,
+        order: 0,
+        seconds: BTreeMap::new(),
+        faults: BTreeMap::new(),
+        allocations: BTreeMap::new(),
+        peak_rss: if reset { memory::peak_rss() } else { None },
+    };
+    for r in log.take().into_iter().filter(|r| PHASES.contains(&r.phase.as_str())) {
+        *run.seconds.entry(r.phase.clone()).or_insert(0.0) += r.seconds;
+        *run.faults.entry(r.phase.clone()).or_insert(0) += r.faults;
+        if let Some(n) = r.allocations {
+            *run.allocations.entry(r.phase).or_insert(0) += n;
+        }
+    }
+    run.seconds.insert("total".into(), total);
+    Ok((run, total))
+}
+
+/// Runs A and B (`sessions[0]`, `sessions[1]`) on `spec`, interleaved, and compares them.
+/// `log` must be the [`PhaseLog`] of the installed [`crate::phases::PhaseLayer`].
+pub fn run(
+    spec: &CircuitSpec,
+    srs: &Srs,
+    sessions: [&Session; 2],
+    labels: [String; 2],
+    options: &AbOptions,
+    log: &PhaseLog,
+    progress: &dyn Fn(),
+) -> Result<AbReport, PipelineError> {
+    let pipeline = PipelineOptions { lookahead: 0, verify: options.verify, randomness: Randomness::Os };
+    let jobs = |round: usize| -> Vec<Job> {
+        (0..options.batch.max(1))
+            .map(|i| Job {
+                circuit: spec.to_string().into(),
+                seed: (round * options.batch + i) as u64,
+                input: Default::default(),
+            })
+            .collect()
+    };
+    for round in 0..options.warmup {
+        for session in sessions {
+            one_run(session, srs, jobs(round), &pipeline, log)?;
+            progress();
+        }
+    }
+    let mut runs = Vec::with_capacity(2 * options.runs);
+    for round in 0..options.runs {
+        // A B, then B A: whichever runs second in a pair (warmer caches, the other's
+        // garbage still being freed) alternates, so order effects cancel.
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for variant in order {
+            let (run, _) = one_run(sessions[variant], srs, jobs(round), &pipeline, log)?;
+            runs.push(Run { variant, order: runs.len(), ..run });
+            progress();
+        }
+    }
+    let mut report = AbReport {
+        circuit: spec.to_string(),
+        a: labels[0].clone(),
+        b: labels[1].clone(),
+        options: options.clone(),
+        runs,
+        comparisons: vec![],
+    };
+    let metrics: Vec<(&str, &'static str, f64)> = PHASES
+        .iter()
+        .map(|p| (*p, "s", 1e-4))
+        .chain([("total", "s", 1e-4), ("peak_rss", "bytes", f64::from(1u32 << 20))])
+        .filter(|(m, _, _)| !report.values(0, m).is_empty() && !report.values(1, m).is_empty())
+        .collect();
+    let alpha = options.alpha / metrics.len().max(1) as f64;
+    report.comparisons = metrics
+        .iter()
+        .map(|&(metric, unit, floor)| {
+            compare(metric, unit, &report.values(0, metric), &report.values(1, metric), alpha, floor, options)
+        })
+        .collect();
+    Ok(report)
+}
+
+/// Compares the samples `a` and `b` of one metric.
+pub fn compare(
+    metric: &str,
+    unit: &'static str,
+    a: &[f64],
+    b: &[f64],
+    alpha: f64,
+    floor: f64,
+    options: &AbOptions,
+) -> Comparison {
+    let (median_a, median_b) = (median(a), median(b));
+    let ratio = if median_a > 0.0 { median_b / median_a } else { f64::NAN };
+    let ci = bootstrap_ratio_ci(a, b, options.confidence, 4000, 0x0ab);
+    let p_value = mann_whitney_p(a, b);
+    let changed = p_value < alpha
+        && (ci.0 > 1.0 || ci.1 < 1.0)
+        && (ratio - 1.0).abs() >= options.threshold
+        && (median_b - median_a).abs() >= floor;
+    let verdict = match (changed, ratio > 1.0) {
+        (false, _) => Verdict::NoDifference,
+        (true, true) => Verdict::Higher,
+        (true, false) => Verdict::Lower,
+    };
+    Comparison { metric: metric.into(), unit, median_a, median_b, ratio, ci, p_value, verdict }
+}
+
+/// The median (0 for an empty sample).
+pub fn median(values: &[f64]) -> f64 {
+    crate::stats::Summary::of(values.iter().copied()).median
+}
+
+/// A percentile bootstrap interval of `median(b) / median(a)` at `level`.
+pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, f64) {
+    if a.is_empty() || b.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let resample = |v: &[f64], rng: &mut ChaCha8Rng| -> f64 {
+        let s: Vec<f64> = (0..v.len()).map(|_| v[rng.gen_range(0..v.len())]).collect();
+        median(&s)
+    };
+    let mut ratios: Vec<f64> = (0..resamples)
+        .filter_map(|_| {
+            let (ma, mb) = (resample(a, &mut rng), resample(b, &mut rng));
+            (ma > 0.0).then(|| mb / ma)
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let tail = (1.0 - level) / 2.0;
+    (crate::stats::quantile(&ratios, tail), crate::stats::quantile(&ratios, 1.0 - tail))
+}
+
+/// The two-sided p-value of the Mann-Whitney U test (normal approximation with tie
+/// and continuity corrections).
+pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
+    let (n1, n2) = (a.len() as f64, b.len() as f64);
+    if a.is_empty() || b.is_empty() {
+        return 1.0;
+    }
+    let mut all: Vec<(f64, bool)> = a.iter().map(|&x| (x, true)).chain(b.iter().map(|&x| (x, false))).collect();
+    all.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let (mut rank_sum_a, mut ties, mut i) = (0.0, 0.0, 0);
+    while i < all.len() {
+        let j = (i..all.len()).find(|&j| all[j].0 != all[i].0).unwrap_or(all.len());
+        let average_rank = (i + j + 1) as f64 / 2.0;
+        rank_sum_a += average_rank * all[i..j].iter().filter(|x| x.1).count() as f64;
+        let t = (j - i) as f64;
+        ties += t * t * t - t;
+        i = j;
+    }
+    let n = n1 + n2;
+    let u = rank_sum_a - n1 * (n1 + 1.0) / 2.0;
+    let mean = n1 * n2 / 2.0;
+    let variance = n1 * n2 / 12.0 * ((n + 1.0) - ties / (n * (n - 1.0)));
+    if variance <= 0.0 {
+        return 1.0;
+    }
+    let z = ((u - mean).abs() - 0.5).max(0.0) / variance.sqrt();
+    erfc(z / std::f64::consts::SQRT_2).min(1.0)
+}
+
+/// The complementary error function (Numerical Recipes' Chebyshev fit, relative error
+/// below 1.2e-7).
+fn erfc(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let r = t * poly.exp();
+    if x >= 0.0 {
+        r
+    } else {
+        2.0 - r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mann_whitney_matches_known_values() {
+        // Fully separated samples of 10: exact two-sided p is 1.08e-5; the normal
+        // approximation gives about 1.8e-4.
+        let a: Vec<f64> = (0..10).map(f64::from).collect();
+        let b: Vec<f64> = (10..20).map(f64::from).collect();
+        let p = mann_whitney_p(&a, &b);
+        assert!(p > 1e-5 && p < 3e-4, "{p}");
+        // Identical samples: no evidence at all.
+        assert!((mann_whitney_p(&a, &a) - 1.0).abs() < 0.05);
+        assert_eq!(mann_whitney_p(&[1.0, 1.0], &[1.0, 1.0]), 1.0);
+        assert!((erfc(0.0) - 1.0).abs() < 1e-7 && (erfc(1.0) - 0.157_299_2).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bootstrap_interval_brackets_a_known_ratio() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let a: Vec<f64> = (0..15).map(|_| 1.0 + rng.gen_range(-0.02..0.02)).collect();
+        let b: Vec<f64> = a.iter().map(|x| 1.2 * x + rng.gen_range(-0.01..0.01)).collect();
+        let (lo, hi) = bootstrap_ratio_ci(&a, &b, 0.95, 2000, 1);
+        assert!(lo < 1.2 && 1.2 < hi && hi - lo < 0.1, "({lo}, {hi})");
+    }
+
+    #[test]
+    fn noise_is_not_called_a_change() {
+        let options = AbOptions::default();
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut noise = |n| (0..n).map(|_| 1.0 + rng.gen_range(-0.05..0.05)).collect::<Vec<f64>>();
+        let (a, b) = (noise(10), noise(10));
+        assert_eq!(compare("h", "s", &a, &b, 0.05 / 10.0, 1e-3, &options).verdict, Verdict::NoDifference);
+        let slower: Vec<f64> = a.iter().map(|x| x * 1.19).collect();
+        let c = compare("h", "s", &a, &slower, 0.05 / 10.0, 1e-3, &options);
+        assert_eq!(c.verdict, Verdict::Higher);
+        assert_eq!(c.verdict_text(), "slower");
+    }
+}

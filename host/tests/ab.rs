@@ -1,0 +1,71 @@
+//! `bellhop ab` finds a known regression in its phase and calls A against itself even.
+
+use bellhop::{
+    ab::{self, AbOptions, Verdict},
+    config::{set_key, Config},
+    params::{self, Srs},
+    phases::{PhaseLayer, PhaseLog},
+    session::Session,
+};
+use bellhop_circuits::CircuitSpec;
+use bellperson::groth16::generate_random_parameters;
+use blstrs::Bls12;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use tracing_subscriber::layer::SubscriberExt;
+
+const CIRCUIT: &str = "poseidon-merkle:30";
+
+/// Timing comparisons must not share the cores with each other.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn compare(b_sets: &[(&str, &str)]) -> ab::AbReport {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let spec: CircuitSpec = CIRCUIT.parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(params::file_name(CIRCUIT));
+    let p = generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(2))
+        .unwrap();
+    params::write(&p, &path).unwrap();
+    let srs = Srs::read(&path, CIRCUIT, false).unwrap();
+
+    let mut b = toml::Table::new();
+    for (key, value) in b_sets {
+        set_key(&mut b, key, value).unwrap();
+    }
+    let sessions = [
+        Session::open(&Config::default(), dir.path()).unwrap(),
+        Session::open(&Config::from_table(&b).unwrap(), dir.path()).unwrap(),
+    ];
+    let log = PhaseLog::default();
+    let subscriber = tracing_subscriber::registry().with(PhaseLayer::new(log.clone()));
+    // Two jobs a run keep both cores busy in synthesis as in proving: single-threaded
+    // phases on a 2-vCPU machine land on either vCPU, which need not be equally fast.
+    let options = AbOptions { runs: 12, batch: 2, ..AbOptions::default() };
+    tracing::subscriber::with_default(subscriber, || {
+        ab::run(&spec, &srs, [&sessions[0], &sessions[1]], ["A".into(), "B".into()], &options, &log, &|| {}).unwrap()
+    })
+}
+
+#[test]
+fn a_known_20_percent_synthesis_regression_is_found() {
+    let report = compare(&[("synthesis.options.test_slowdown", "0.2")]);
+    let synthesis = report.comparison("synthesis").unwrap();
+    eprintln!("A {:?}\nB {:?}", report.values(0, "synthesis"), report.values(1, "synthesis"));
+    println!("{}", serde_json::to_string_pretty(&report.comparisons).unwrap());
+    assert_eq!(synthesis.verdict, Verdict::Higher, "{synthesis:?}");
+    assert_eq!(synthesis.verdict_text(), "slower");
+    assert!(synthesis.ci.0 <= 1.2 && 1.2 <= synthesis.ci.1, "the interval {:?} should contain 1.2", synthesis.ci);
+    assert_eq!(report.runs.len(), 24);
+    assert!(report.runs.iter().all(|r| r.seconds.contains_key("msm_b_g2") && r.seconds.contains_key("total")));
+}
+
+#[test]
+fn a_against_itself_shows_no_difference() {
+    let report = compare(&[]);
+    println!("{}", serde_json::to_string_pretty(&report.comparisons).unwrap());
+    for c in &report.comparisons {
+        assert_eq!(c.verdict, Verdict::NoDifference, "{} was called a change: {c:?}", c.metric);
+    }
+    assert!(report.comparison("synthesis").is_some() && report.comparison("msm_b_g2").is_some());
+}
