@@ -1,13 +1,16 @@
 //! A/B comparison of two configurations in one process: interleaved runs, per-phase
 //! statistics, and a verdict that does not call noise a change.
 //!
-//! After warm-up, runs alternate A B B A A B ... on the same job. For every phase (and the
-//! whole proof, and peak RSS) it reports the medians, the B/A ratio of medians with a
-//! bootstrap confidence interval, a two-sided Mann-Whitney U p-value, and a verdict.
-//! A change is called only when all of these agree: p is below `alpha` divided by the
-//! number of metrics compared (Bonferroni), the interval excludes 1, the ratio is at
-//! least `threshold` away from 1, and the medians differ by more than a floor (0.1 ms,
-//! 1 MiB) below which a difference is not worth a verdict.
+//! After warm-up, runs alternate A B B A A B ... on the same jobs, so each round is a
+//! pair measured under the same machine conditions (shared machines drift by tens of
+//! percent over seconds). For every phase (and the whole proof, and peak RSS) it reports
+//! the medians, the B/A ratio (median of the per-round ratios) with a bootstrap
+//! confidence interval over rounds, a two-sided Mann-Whitney U p-value of the two
+//! samples, a Wilcoxon signed-rank p-value of the paired log ratios, and a verdict.
+//! A change is called only when all of these agree: the paired p is below `alpha`
+//! divided by the number of metrics compared (Bonferroni), the interval excludes 1, the
+//! ratio is at least `threshold` away from 1, and the medians differ by more than a
+//! floor (0.1 ms, 1 MiB) below which a difference is not worth a verdict.
 
 use std::{collections::BTreeMap, time::Instant};
 
@@ -47,7 +50,7 @@ pub struct AbOptions {
 
 impl Default for AbOptions {
     fn default() -> Self {
-        Self { runs: 10, warmup: 1, batch: 1, verify: true, alpha: 0.05, confidence: 0.95, threshold: 0.03 }
+        Self { runs: 15, warmup: 1, batch: 1, verify: true, alpha: 0.05, confidence: 0.95, threshold: 0.03 }
     }
 }
 
@@ -90,12 +93,14 @@ pub struct Comparison {
     pub median_a: f64,
     /// Median of B.
     pub median_b: f64,
-    /// `median_b / median_a`.
+    /// The median of the per-round ratios B/A.
     pub ratio: f64,
-    /// The ratio's bootstrap confidence interval.
+    /// The ratio's bootstrap confidence interval (resampling rounds).
     pub ci: (f64, f64),
-    /// Two-sided Mann-Whitney U p-value.
+    /// Two-sided Mann-Whitney U p-value of the two samples.
     pub p_value: f64,
+    /// Two-sided Wilcoxon signed-rank p-value of the per-round log ratios.
+    pub p_paired: f64,
     /// The verdict.
     pub verdict: Verdict,
 }
@@ -136,16 +141,30 @@ impl AbReport {
         self.comparisons.iter().find(|c| c.metric == metric)
     }
 
-    /// The measured values of `metric` for `variant`, in run order.
-    pub fn values(&self, variant: usize, metric: &str) -> Vec<f64> {
-        self.runs
-            .iter()
-            .filter(|r| r.variant == variant)
-            .filter_map(|r| match metric {
-                "peak_rss" => r.peak_rss.map(|b| b as f64),
-                phase => r.seconds.get(phase).copied(),
+    /// The values of `metric` for `variant`, in round order, for rounds where both
+    /// variants have one (so the two lists pair up).
+    pub fn paired(&self, variant: usize, metric: &str) -> Vec<f64> {
+        let rounds = self.runs.len() / 2;
+        (0..rounds)
+            .filter_map(|round| {
+                let pick = |v: usize| {
+                    self.runs.iter().find(|r| r.variant == v && r.order / 2 == round).and_then(|r| value_of(r, metric))
+                };
+                pick(0).zip(pick(1)).map(|(a, b)| if variant == 0 { a } else { b })
             })
             .collect()
+    }
+
+    /// The measured values of `metric` for `variant`, in run order.
+    pub fn values(&self, variant: usize, metric: &str) -> Vec<f64> {
+        self.runs.iter().filter(|r| r.variant == variant).filter_map(|r| value_of(r, metric)).collect()
+    }
+}
+
+fn value_of(run: &Run, metric: &str) -> Option<f64> {
+    match metric {
+        "peak_rss" => run.peak_rss.map(|b| b as f64),
+        phase => run.seconds.get(phase).copied(),
     }
 }
 
@@ -158,8 +177,6 @@ fn one_run(
     options: &PipelineOptions,
     log: &PhaseLog,
 ) -> Result<(Run, f64), PipelineError> {
-    // Let the previous run's thread pools go idle, so every run starts from the same state.
-    std::thread::sleep(std::time::Duration::from_millis(50));
     log.take();
     let reset = memory::reset_peak_rss();
     let start = Instant::now();
@@ -240,13 +257,13 @@ pub fn run(
     report.comparisons = metrics
         .iter()
         .map(|&(metric, unit, floor)| {
-            compare(metric, unit, &report.values(0, metric), &report.values(1, metric), alpha, floor, options)
+            compare(metric, unit, &report.paired(0, metric), &report.paired(1, metric), alpha, floor, options)
         })
         .collect();
     Ok(report)
 }
 
-/// Compares the samples `a` and `b` of one metric.
+/// Compares paired samples `a` and `b` (round `k` of each measured together) of one metric.
 pub fn compare(
     metric: &str,
     unit: &'static str,
@@ -257,10 +274,13 @@ pub fn compare(
     options: &AbOptions,
 ) -> Comparison {
     let (median_a, median_b) = (median(a), median(b));
-    let ratio = if median_a > 0.0 { median_b / median_a } else { f64::NAN };
-    let ci = bootstrap_ratio_ci(a, b, options.confidence, 4000, 0x0ab);
+    let ratios: Vec<f64> = a.iter().zip(b).filter(|(a, _)| **a > 0.0).map(|(a, b)| b / a).collect();
+    let ratio = if ratios.is_empty() { f64::NAN } else { median(&ratios) };
+    let ci = bootstrap_median_ci(&ratios, options.confidence, 4000, 0x0ab);
     let p_value = mann_whitney_p(a, b);
-    let changed = p_value < alpha
+    let log_ratios: Vec<f64> = ratios.iter().filter(|r| **r > 0.0).map(|r| r.ln()).collect();
+    let p_paired = signed_rank_p(&log_ratios);
+    let changed = p_paired < alpha
         && (ci.0 > 1.0 || ci.1 < 1.0)
         && (ratio - 1.0).abs() >= options.threshold
         && (median_b - median_a).abs() >= floor;
@@ -269,33 +289,53 @@ pub fn compare(
         (true, true) => Verdict::Higher,
         (true, false) => Verdict::Lower,
     };
-    Comparison { metric: metric.into(), unit, median_a, median_b, ratio, ci, p_value, verdict }
+    Comparison { metric: metric.into(), unit, median_a, median_b, ratio, ci, p_value, p_paired, verdict }
+}
+
+/// A percentile bootstrap interval of the median of `values` at `level`.
+pub fn bootstrap_median_ci(values: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, f64) {
+    if values.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut medians: Vec<f64> = (0..resamples)
+        .map(|_| median(&(0..values.len()).map(|_| values[rng.gen_range(0..values.len())]).collect::<Vec<_>>()))
+        .collect();
+    medians.sort_by(f64::total_cmp);
+    let tail = (1.0 - level) / 2.0;
+    (crate::stats::quantile(&medians, tail), crate::stats::quantile(&medians, 1.0 - tail))
+}
+
+/// The two-sided p-value of the Wilcoxon signed-rank test that `d` is centred on zero
+/// (normal approximation with tie and continuity corrections; zeros dropped).
+pub fn signed_rank_p(d: &[f64]) -> f64 {
+    let mut nonzero: Vec<f64> = d.iter().copied().filter(|x| *x != 0.0).collect();
+    if nonzero.is_empty() {
+        return 1.0;
+    }
+    nonzero.sort_by(|x, y| x.abs().total_cmp(&y.abs()));
+    let n = nonzero.len() as f64;
+    let (mut w_plus, mut ties, mut i) = (0.0, 0.0, 0);
+    while i < nonzero.len() {
+        let j = (i..nonzero.len()).find(|&j| nonzero[j].abs() != nonzero[i].abs()).unwrap_or(nonzero.len());
+        let average_rank = (i + j + 1) as f64 / 2.0;
+        w_plus += average_rank * nonzero[i..j].iter().filter(|x| **x > 0.0).count() as f64;
+        let t = (j - i) as f64;
+        ties += t * t * t - t;
+        i = j;
+    }
+    let mean = n * (n + 1.0) / 4.0;
+    let variance = n * (n + 1.0) * (2.0 * n + 1.0) / 24.0 - ties / 48.0;
+    if variance <= 0.0 {
+        return 1.0;
+    }
+    let z = ((w_plus - mean).abs() - 0.5).max(0.0) / variance.sqrt();
+    erfc(z / std::f64::consts::SQRT_2).min(1.0)
 }
 
 /// The median (0 for an empty sample).
 pub fn median(values: &[f64]) -> f64 {
     crate::stats::Summary::of(values.iter().copied()).median
-}
-
-/// A percentile bootstrap interval of `median(b) / median(a)` at `level`.
-pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, f64) {
-    if a.is_empty() || b.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let resample = |v: &[f64], rng: &mut ChaCha8Rng| -> f64 {
-        let s: Vec<f64> = (0..v.len()).map(|_| v[rng.gen_range(0..v.len())]).collect();
-        median(&s)
-    };
-    let mut ratios: Vec<f64> = (0..resamples)
-        .filter_map(|_| {
-            let (ma, mb) = (resample(a, &mut rng), resample(b, &mut rng));
-            (ma > 0.0).then(|| mb / ma)
-        })
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let tail = (1.0 - level) / 2.0;
-    (crate::stats::quantile(&ratios, tail), crate::stats::quantile(&ratios, 1.0 - tail))
 }
 
 /// The two-sided p-value of the Mann-Whitney U test (normal approximation with tie
@@ -368,10 +408,29 @@ mod tests {
     #[test]
     fn bootstrap_interval_brackets_a_known_ratio() {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
-        let a: Vec<f64> = (0..15).map(|_| 1.0 + rng.gen_range(-0.02..0.02)).collect();
-        let b: Vec<f64> = a.iter().map(|x| 1.2 * x + rng.gen_range(-0.01..0.01)).collect();
-        let (lo, hi) = bootstrap_ratio_ci(&a, &b, 0.95, 2000, 1);
-        assert!(lo < 1.2 && 1.2 < hi && hi - lo < 0.1, "({lo}, {hi})");
+        let ratios: Vec<f64> = (0..15).map(|_| 1.2 + rng.gen_range(-0.03..0.03)).collect();
+        let (lo, hi) = bootstrap_median_ci(&ratios, 0.95, 2000, 1);
+        assert!(lo < 1.2 && 1.2 < hi && hi - lo < 0.05, "({lo}, {hi})");
+    }
+
+    #[test]
+    fn signed_rank_matches_known_values() {
+        // Twelve positive differences: W+ = 78, z = 3.02, two-sided p = 0.0025.
+        let d: Vec<f64> = (1..=12).map(f64::from).collect();
+        assert!((signed_rank_p(&d) - 0.0025).abs() < 3e-4, "{}", signed_rank_p(&d));
+        let mixed = [1.0, -2.0, 3.0, -4.0, 5.0, -6.0];
+        assert!(signed_rank_p(&mixed) > 0.5);
+    }
+
+    #[test]
+    fn drift_shared_by_both_variants_does_not_hide_a_change() {
+        // The machine slows down by 50% for half the rounds; B is 20% slower throughout.
+        let a: Vec<f64> = (0..12).map(|k| if k % 4 < 2 { 1.0 } else { 1.5 }).collect();
+        let b: Vec<f64> = a.iter().enumerate().map(|(k, x)| x * (1.2 + 0.002 * (k as f64 - 5.5))).collect();
+        let c = compare("synthesis", "s", &a, &b, 0.05 / 11.0, 1e-4, &AbOptions::default());
+        assert_eq!(c.verdict, Verdict::Higher, "{c:?}");
+        assert!(c.ci.0 <= 1.2 && 1.2 <= c.ci.1, "{c:?}");
+        assert!(c.p_value > c.p_paired * 10.0, "the unpaired test is blind to paired drift: {c:?}");
     }
 
     #[test]
@@ -379,7 +438,7 @@ mod tests {
         let options = AbOptions::default();
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         let mut noise = |n| (0..n).map(|_| 1.0 + rng.gen_range(-0.05..0.05)).collect::<Vec<f64>>();
-        let (a, b) = (noise(10), noise(10));
+        let (a, b) = (noise(12), noise(12));
         assert_eq!(compare("h", "s", &a, &b, 0.05 / 10.0, 1e-3, &options).verdict, Verdict::NoDifference);
         let slower: Vec<f64> = a.iter().map(|x| x * 1.19).collect();
         let c = compare("h", "s", &a, &slower, 0.05 / 10.0, 1e-3, &options);

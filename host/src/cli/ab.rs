@@ -32,8 +32,9 @@ pub(super) struct Args {
     /// Set a key of B, e.g. --set-b synthesis.strategy=pce (repeatable).
     #[arg(long, value_name = "KEY=VALUE")]
     set_b: Vec<String>,
-    /// Measured runs of each variant.
-    #[arg(long, default_value_t = 10)]
+    /// Measured runs of each variant (12 or more: with fewer, no change can pass the
+    /// corrected significance level).
+    #[arg(long, default_value_t = 15)]
     runs: usize,
     /// Unmeasured runs of each variant first.
     #[arg(long, default_value_t = 1)]
@@ -152,24 +153,30 @@ pub(crate) fn markdown(r: &AbReport) -> String {
     );
     let _ = writeln!(
         out,
-        "- verdicts: Mann-Whitney p < {} / metrics (Bonferroni), {:.0}% bootstrap interval of the ratio of medians \
-         excluding 1, and a change of at least {:.0}%\n",
+        "- B/A is the median of the per-round ratios; verdicts need the paired (Wilcoxon signed-rank) p < {} / metrics \
+         (Bonferroni), the {:.0}% bootstrap interval of the ratio (resampling rounds) excluding 1, and a change of at \
+         least {:.0}%; the Mann-Whitney p of the two unpaired samples is shown too\n",
         o.alpha,
         o.confidence * 100.0,
         o.threshold * 100.0
     );
-    let _ = writeln!(out, "| metric | A median | B median | B/A | {:.0}% CI | p | verdict |", o.confidence * 100.0);
-    let _ = writeln!(out, "|---|---:|---:|---:|---|---:|---|");
+    let _ = writeln!(
+        out,
+        "| metric | A median | B median | B/A | {:.0}% CI | p paired | p Mann-Whitney | verdict |",
+        o.confidence * 100.0
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---|---:|---:|---|");
     for c in &r.comparisons {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.3} | [{:.3}, {:.3}] | {:.2e} | {} |",
+            "| {} | {} | {} | {:.3} | [{:.3}, {:.3}] | {:.2e} | {:.2e} | {} |",
             c.metric,
             value(c.median_a, c.unit),
             value(c.median_b, c.unit),
             c.ratio,
             c.ci.0,
             c.ci.1,
+            c.p_paired,
             c.p_value,
             c.verdict_text()
         );
