@@ -181,7 +181,12 @@ pub(crate) fn markdown(r: &AbReport) -> String {
             c.verdict_text()
         );
     }
-    let _ = writeln!(out, "\nMemory per phase (medians): process page faults, and host allocations where counted.\n");
+    let _ = writeln!(
+        out,
+        "\nMemory per phase (medians): process page faults (plugins included), and allocations through the host's \
+         allocator (embedded plugins included; plugins loaded from files allocate through their own and are not \
+         counted).\n"
+    );
     let _ = writeln!(out, "| phase | faults A | faults B | allocations A | allocations B |");
     let _ = writeln!(out, "|---|---:|---:|---:|---:|");
     for phase in crate::phases::PHASES {

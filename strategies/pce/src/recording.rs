@@ -33,8 +33,8 @@ impl Csr {
         Self { row_ptr: vec![0], cols: Vec::new(), coeffs: Vec::new() }
     }
 
-    /// `M · z` where `z` is the inputs, then the aux variables.
-    fn multiply(&self, table: &[Scalar], inputs: &[Scalar], aux: &[Scalar]) -> Vec<Scalar> {
+    /// `M · z` where `z` is the inputs, then the aux variables, each with its [`Kind`].
+    fn multiply(&self, table: &[Scalar], inputs: (&[Scalar], &[Kind]), aux: (&[Scalar], &[Kind])) -> Vec<Scalar> {
         let rows = self.row_ptr.len() - 1;
         let mut out = vec![Scalar::ZERO; rows];
         out.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(task, out)| {
@@ -43,14 +43,47 @@ impl Csr {
                 let (start, end) = (self.row_ptr[row] as usize, self.row_ptr[row + 1] as usize);
                 let mut acc = Scalar::ZERO;
                 for (&col, &coeff) in self.cols[start..end].iter().zip(&self.coeffs[start..end]) {
-                    let value = if col & INPUT != 0 { inputs[(col & !INPUT) as usize] } else { aux[col as usize] };
-                    acc += if coeff == 0 { value } else { value * table[coeff as usize] };
+                    let ((values, kinds), i) =
+                        if col & INPUT != 0 { (inputs, (col & !INPUT) as usize) } else { (aux, col as usize) };
+                    // Boolean-heavy circuits: most values are 0 or 1, which need no multiply
+                    // and no load of the value itself.
+                    match (kinds[i], coeff) {
+                        (Kind::Zero, _) => {}
+                        (Kind::One, 0) => acc += Scalar::ONE,
+                        (Kind::One, c) => acc += table[c as usize],
+                        (Kind::Other, 0) => acc += values[i],
+                        (Kind::Other, c) => acc += values[i] * table[c as usize],
+                    }
                 }
                 *slot = acc;
             }
         });
         out
     }
+}
+
+/// What a witness value is, as far as multiplying by it goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Zero,
+    One,
+    Other,
+}
+
+fn kinds(values: &[Scalar]) -> Vec<Kind> {
+    values
+        .par_iter()
+        .with_min_len(ROWS_PER_TASK)
+        .map(|v| {
+            if bool::from(v.is_zero()) {
+                Kind::Zero
+            } else if *v == Scalar::ONE {
+                Kind::One
+            } else {
+                Kind::Other
+            }
+        })
+        .collect()
 }
 
 /// Everything about a circuit shape that does not depend on its witness.
@@ -70,14 +103,11 @@ pub struct Recording {
 impl Recording {
     /// The assignment of the witness `(inputs, aux)`: a, b, c as sparse products.
     pub(crate) fn assignment(&self, inputs: Vec<Scalar>, aux: Vec<Scalar>) -> Assignment {
+        let (input_kinds, aux_kinds) = (kinds(&inputs), kinds(&aux));
+        let (z_in, z_aux) = ((&inputs[..], &input_kinds[..]), (&aux[..], &aux_kinds[..]));
         let ((a, b), c) = rayon::join(
-            || {
-                rayon::join(
-                    || self.a.multiply(&self.table, &inputs, &aux),
-                    || self.b.multiply(&self.table, &inputs, &aux),
-                )
-            },
-            || self.c.multiply(&self.table, &inputs, &aux),
+            || rayon::join(|| self.a.multiply(&self.table, z_in, z_aux), || self.b.multiply(&self.table, z_in, z_aux)),
+            || self.c.multiply(&self.table, z_in, z_aux),
         );
         Assignment {
             a: cast_vec(a).into(),
