@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Counts host allocations, for the per-phase memory figures of `bellhop ab` and `bench`.
+/// Counts host allocations when asked (`bellhop ab --allocations`), per phase.
 #[global_allocator]
 static ALLOC: bellhop::memory::CountingAlloc = bellhop::memory::CountingAlloc;
 

@@ -2,25 +2,49 @@
 //!
 //! Page faults are process-wide (plugins included). Allocations are counted by
 //! [`CountingAlloc`] when the binary installs it as its global allocator (the `bellhop`
-//! binary does); plugins allocate through their own allocators and are not counted.
+//! binary does) and counting is switched on with [`count_allocations`]; plugins loaded
+//! from files allocate through their own allocators and are not counted. Counting is off
+//! by default: even uncontended, it slows allocation-heavy code (synthesis makes millions
+//! of small allocations), which would skew the times it is measured beside.
 
 use std::{
     alloc::{GlobalAlloc, Layout, System},
-    sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+    sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed},
 };
 
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// Counters on separate cache lines, one per thread slot, so threads do not contend.
+#[repr(align(128))]
+struct Slot(AtomicU64);
 
-/// The system allocator, counting allocations.
+const SLOTS: usize = 64;
+static COUNTS: [Slot; SLOTS] = [const { Slot(AtomicU64::new(0)) }; SLOTS];
+static ENABLED: AtomicBool = AtomicBool::new(false);
+static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static MY_SLOT: usize = NEXT_SLOT.fetch_add(1, Relaxed) % SLOTS;
+}
+
+/// Switches allocation counting on or off (off at start).
+pub fn count_allocations(on: bool) {
+    ENABLED.store(on, Relaxed);
+}
+
+fn count() {
+    if ENABLED.load(Relaxed) {
+        // `try_with`: during thread teardown the slot is gone; those few go uncounted.
+        let _ = MY_SLOT.try_with(|slot| COUNTS[*slot].0.fetch_add(1, Relaxed));
+    }
+}
+
+/// The system allocator, counting allocations while counting is on.
 pub struct CountingAlloc;
 
 // SAFETY: every call is forwarded unchanged to the system allocator; the counter has no
 // effect on the memory handed out.
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Relaxed);
-        INSTALLED.store(true, Relaxed);
+        count();
         // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which we pass on.
         unsafe { System.alloc(layout) }
     }
@@ -31,23 +55,22 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Relaxed);
-        INSTALLED.store(true, Relaxed);
+        count();
         // SAFETY: as in `alloc`.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Relaxed);
+        count();
         // SAFETY: `ptr` came from this allocator, i.e. from `System`; the caller upholds
         // the rest of `realloc`'s contract.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
 
-/// Host allocations so far, or `None` if [`CountingAlloc`] is not the global allocator.
+/// Host allocations counted so far, or `None` while counting is off.
 pub fn allocations() -> Option<u64> {
-    INSTALLED.load(Relaxed).then(|| ALLOCATIONS.load(Relaxed))
+    ENABLED.load(Relaxed).then(|| COUNTS.iter().map(|s| s.0.load(Relaxed)).sum())
 }
 
 /// Minor plus major page faults of the process so far.

@@ -48,6 +48,10 @@ pub(super) struct Args {
     /// The parameter file (default: the circuit's file in A's `[params] dir`).
     #[arg(long)]
     params: Option<PathBuf>,
+    /// Count host allocations per phase (costs time in allocation-heavy phases: keep it
+    /// off when comparing times).
+    #[arg(long)]
+    allocations: bool,
     /// Where to write report.md, report.json and phases.svg.
     #[arg(long, default_value = "ab-report")]
     report: PathBuf,
@@ -116,6 +120,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         threshold: args.threshold,
         ..AbOptions::default()
     };
+    crate::memory::count_allocations(args.allocations);
     let bar = indicatif::ProgressBar::new((2 * (args.runs + args.warmup)) as u64);
     bar.set_style(indicatif::ProgressStyle::with_template("ab {msg} [{bar:30}] {pos}/{len} runs, {elapsed}")?);
     bar.set_message(spec.to_string());
@@ -183,9 +188,9 @@ pub(crate) fn markdown(r: &AbReport) -> String {
     }
     let _ = writeln!(
         out,
-        "\nMemory per phase (medians): process page faults (plugins included), and allocations through the host's \
-         allocator (embedded plugins included; plugins loaded from files allocate through their own and are not \
-         counted).\n"
+        "\nMemory per phase (medians): process page faults (plugins included), and, with --allocations, allocations \
+         through the host's allocator (embedded plugins included; plugins loaded from files allocate through their \
+         own and are not counted).\n"
     );
     let _ = writeln!(out, "| phase | faults A | faults B | allocations A | allocations B |");
     let _ = writeln!(out, "|---|---:|---:|---:|---:|");

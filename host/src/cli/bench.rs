@@ -3,14 +3,12 @@
 use std::{process::ExitCode, time::Instant};
 
 use anyhow::Result;
-use bellhop_circuits::CircuitSpec;
 use serde_json::json;
 
-use super::{prove::batches, Context};
+use super::{prove::batches, Context, Proving};
 use crate::{
     phases::{PhaseTable, PHASES},
-    pipeline::{prove_batches, PipelineOptions, Randomness},
-    session::{load_params, Session},
+    pipeline::prove_batches,
     stats::Summary,
 };
 
@@ -33,14 +31,7 @@ pub(super) struct Args {
 }
 
 pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
-    let spec: CircuitSpec = args.circuit.parse()?;
-    let session = Session::open(&context.config, &context.plugin_dir)?;
-    let srs = load_params(&context.config, &spec.to_string(), args.params.as_deref())?;
-    let options = PipelineOptions {
-        lookahead: context.config.pipeline.lookahead,
-        verify: context.config.pipeline.verify,
-        randomness: Randomness::Os,
-    };
+    let Proving { spec, session, srs, options } = context.proving(&args.circuit, args.params.as_deref())?;
     let total = args.warmup + args.runs;
     let bar = indicatif::ProgressBar::new(total as u64);
     bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} proofs, {elapsed}")?);

@@ -92,3 +92,28 @@ struct Context {
     plugin_dir: PathBuf,
     phases: PhaseLog,
 }
+
+/// What a proving command works with: the circuit, the opened plugins, its parameters
+/// and the configured pipeline.
+struct Proving {
+    spec: bellhop_circuits::CircuitSpec,
+    session: crate::session::Session,
+    srs: crate::params::Srs,
+    options: crate::pipeline::PipelineOptions,
+}
+
+impl Context {
+    /// Parses `circuit`, opens the configured backend and strategy, and reads the
+    /// circuit's parameters (`params`, else the circuit's file in `[params] dir`).
+    fn proving(&self, circuit: &str, params: Option<&std::path::Path>) -> Result<Proving> {
+        let spec: bellhop_circuits::CircuitSpec = circuit.parse()?;
+        let session = crate::session::Session::open(&self.config, &self.plugin_dir)?;
+        let srs = crate::session::load_params(&self.config, &spec.to_string(), params)?;
+        let options = crate::pipeline::PipelineOptions {
+            lookahead: self.config.pipeline.lookahead,
+            verify: self.config.pipeline.verify,
+            randomness: crate::pipeline::Randomness::Os,
+        };
+        Ok(Proving { spec, session, srs, options })
+    }
+}

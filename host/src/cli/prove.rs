@@ -14,11 +14,10 @@ use bellhop_plugin_api::strategy::Job;
 use bellperson::groth16::{prepare_verifying_key, verify_proof, Proof, VerifyingKey};
 use blstrs::{Bls12, Scalar};
 
-use super::Context;
+use super::{Context, Proving};
 use crate::{
     phases::PhaseTable,
-    pipeline::{prove_batches, PipelineOptions, ProvedJob, Randomness},
-    session::{load_params, Session},
+    pipeline::{prove_batches, ProvedJob},
 };
 
 #[derive(Debug, clap::Args)]
@@ -77,14 +76,7 @@ fn parse_hex(s: &str) -> Result<Scalar> {
 }
 
 pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
-    let spec: CircuitSpec = args.circuit.parse()?;
-    let session = Session::open(&context.config, &context.plugin_dir)?;
-    let srs = load_params(&context.config, &spec.to_string(), args.params.as_deref())?;
-    let options = PipelineOptions {
-        lookahead: context.config.pipeline.lookahead,
-        verify: context.config.pipeline.verify,
-        randomness: Randomness::Os,
-    };
+    let Proving { spec, session, srs, options } = context.proving(&args.circuit, args.params.as_deref())?;
     eprintln!("proving {} x {spec} on {} with {}", args.count, session.backend_name, session.strategy_name);
     let start = Instant::now();
     let proved = prove_batches(
