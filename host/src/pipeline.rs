@@ -41,6 +41,14 @@ pub enum PipelineError {
         /// Assignments returned.
         got: usize,
     },
+    /// Fewer fixed blinding pairs than proofs.
+    #[error("proof {index} has no fixed r and s: {given} pairs were given, one is needed per proof")]
+    Blinding {
+        /// The proof's index in the run.
+        index: usize,
+        /// Pairs given.
+        given: usize,
+    },
     /// A proof failed.
     #[error("proof {index}: {error}")]
     Prove {
@@ -61,10 +69,14 @@ pub enum Randomness {
 }
 
 impl Randomness {
-    fn blinding(&self, index: usize) -> Blinding {
+    /// The blinding of proof `index`. Fixed pairs are never reused: two proofs with one
+    /// `r` and `s` would leak information about their witnesses.
+    fn blinding(&self, index: usize) -> Result<Blinding, PipelineError> {
         match self {
-            Randomness::Os => Blinding { r: Scalar::random(OsRng), s: Scalar::random(OsRng) },
-            Randomness::Fixed(pairs) => pairs[index % pairs.len()],
+            Randomness::Os => Ok(Blinding { r: Scalar::random(OsRng), s: Scalar::random(OsRng) }),
+            Randomness::Fixed(pairs) => {
+                pairs.get(index).copied().ok_or(PipelineError::Blinding { index, given: pairs.len() })
+            }
         }
     }
 }
@@ -137,7 +149,7 @@ pub fn prove_batches(
             let circuit = job.circuit.to_string();
             let fail = |error| PipelineError::Prove { index, error };
             let (proof, public_inputs) =
-                prover::prove(backend, srs, assignment, options.randomness.blinding(index), &circuit, &dealloc)
+                prover::prove(backend, srs, assignment, options.randomness.blinding(index)?, &circuit, &dealloc)
                     .map_err(fail)?;
             if options.verify {
                 prover::verify(srs, &proof, &public_inputs, &circuit).map_err(fail)?;

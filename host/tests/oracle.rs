@@ -143,3 +143,25 @@ fn truncated_and_corrupt_files_are_refused() {
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn fixed_blinding_is_never_reused() {
+    let dir = scratch_dir("blinding");
+    let (_, path) = params_for(&"chain:50".parse().unwrap(), &dir);
+    let srs = Srs::read(&path, "chain:50", false).unwrap();
+    let session = Session::open(&Config::default(), &dir).unwrap();
+    let job = |seed| vec![Job { circuit: "chain:50".into(), seed, input: Default::default() }];
+    let options = PipelineOptions { lookahead: 0, verify: true, randomness: Randomness::Fixed(vec![blinding(1)]) };
+    let e = prove_batches(
+        session.backend.as_ref(),
+        session.strategy.as_ref(),
+        &srs,
+        vec![job(1), job(2)],
+        &options,
+        &|_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("proof 1 has no fixed r and s: 1 pairs were given"), "{e}");
+    std::fs::remove_dir_all(dir).ok();
+}
