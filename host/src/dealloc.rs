@@ -22,13 +22,17 @@ impl Dealloc {
     /// Starts the thread.
     pub fn new() -> Self {
         let (sender, receiver) = channel::<Garbage>();
+        let dispatch = tracing::dispatcher::get_default(Clone::clone);
         let thread = std::thread::Builder::new()
             .name("bellhop-dealloc".into())
             .spawn(move || {
-                for (parent, garbage) in receiver {
-                    let _span = tracing::info_span!(parent: &parent, "dealloc").entered();
-                    drop(garbage);
-                }
+                // Report to the subscriber of whoever started the thread.
+                tracing::dispatcher::with_default(&dispatch, || {
+                    for (parent, garbage) in receiver {
+                        let _span = tracing::info_span!(parent: &parent, "dealloc").entered();
+                        drop(garbage);
+                    }
+                })
             })
             .expect("the dealloc thread starts");
         Self { sender: Some(sender), thread: Some(thread) }

@@ -26,6 +26,12 @@ use crate::memory;
 pub const PHASES: [&str; 9] =
     ["synthesis", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify", "dealloc"];
 
+/// The instant phase start times are measured from.
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
 /// Emits a plugin-reported sub-phase timing as an event the layer records.
 pub fn record_subphase(phase: &str, name: &str, nanos: u64) {
     tracing::debug!(subphase = format!("{phase}.{name}").as_str(), nanos, "plugin sub-phase");
@@ -42,6 +48,8 @@ pub struct PhaseRecord {
     pub phase: String,
     /// Seconds.
     pub seconds: f64,
+    /// When the phase began, in seconds since the first span this process measured.
+    pub start: f64,
     /// Process page faults during the phase (0 for plugin sub-phases).
     pub faults: u64,
     /// Host allocations during the phase, when counted (see [`crate::memory`]).
@@ -130,6 +138,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for PhaseLayer {
             _ => None,
         };
         let (faults, allocations) = (memory::page_faults(), memory::allocations());
+        epoch();
         span.extensions_mut().insert(SpanState { proofs, opened: Instant::now(), faults, allocations });
     }
 
@@ -141,7 +150,9 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for PhaseLayer {
         };
         if let Some((first, count)) = ctx.event_scope(event).and_then(|scope| proofs_of(scope.from_root())) {
             let seconds = nanos as f64 * 1e-9;
-            self.log.push(PhaseRecord { first, count, phase, seconds, faults: 0, allocations: None });
+            // The plugin reports when its sub-phase ended (now) and how long it took.
+            let start = (epoch().elapsed().as_secs_f64() - seconds).max(0.0);
+            self.log.push(PhaseRecord { first, count, phase, seconds, start, faults: 0, allocations: None });
         }
     }
 
@@ -161,6 +172,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for PhaseLayer {
                 count,
                 phase: span.name().to_string(),
                 seconds: opened.elapsed().as_secs_f64(),
+                start: opened.saturating_duration_since(epoch()).as_secs_f64(),
                 faults: memory::page_faults().saturating_sub(faults),
                 allocations: memory::allocations().zip(allocations).map(|(now, then)| now - then),
             });

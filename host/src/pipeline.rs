@@ -172,16 +172,19 @@ pub fn prove_batches(
         // The synthesis thread holds one finished batch while blocked on a full channel,
         // so `lookahead - 1` more fit in the channel.
         let (sender, receiver) = sync_channel(options.lookahead - 1);
-        let parent = tracing::Span::current();
+        // The synthesis thread reports to the caller's subscriber, under the caller's span.
+        let (dispatch, parent) = (tracing::dispatcher::get_default(Clone::clone), tracing::Span::current());
         scope.spawn(move || {
-            let _parent = parent.entered();
-            for (batch, jobs) in batches.iter().enumerate() {
-                let result = synthesize(batch, jobs);
-                let failed = result.is_err();
-                if sender.send((batch, result)).is_err() || failed {
-                    return;
+            tracing::dispatcher::with_default(&dispatch, || {
+                let _parent = parent.entered();
+                for (batch, jobs) in batches.iter().enumerate() {
+                    let result = synthesize(batch, jobs);
+                    let failed = result.is_err();
+                    if sender.send((batch, result)).is_err() || failed {
+                        return;
+                    }
                 }
-            }
+            })
         });
         for (batch, synthesized) in receiver {
             prove(batch, synthesized?, &mut proved)?;

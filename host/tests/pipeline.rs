@@ -1,0 +1,66 @@
+//! The pipeline overlaps synthesis of the next batch with proving of the current one.
+
+use bellhop::{
+    config::{set_key, Config},
+    params::{self, Srs},
+    phases::{PhaseLayer, PhaseLog, PhaseRecord},
+    pipeline::{prove_batches, PipelineOptions, Randomness},
+    session::Session,
+};
+use bellhop_circuits::CircuitSpec;
+use bellhop_plugin_api::strategy::Job;
+use bellperson::groth16::generate_random_parameters;
+use blstrs::Bls12;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use tracing_subscriber::layer::SubscriberExt;
+
+/// The phase records of three one-job batches proved with `lookahead`.
+fn records(lookahead: usize) -> Vec<PhaseRecord> {
+    let spec: CircuitSpec = "chain:3000".parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(params::file_name(&spec.to_string()));
+    let p = generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(4))
+        .unwrap();
+    params::write(&p, &path).unwrap();
+    let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
+    // Synthesis stretched to take about as long as proving, so overlap is unmistakable.
+    let mut config = toml::Table::new();
+    set_key(&mut config, "synthesis.options.test_slowdown", "5.0").unwrap();
+    let session = Session::open(&Config::from_table(&config).unwrap(), dir.path()).unwrap();
+    let batches =
+        (0..3u64).map(|seed| vec![Job { circuit: spec.to_string().into(), seed, input: Default::default() }]).collect();
+    let options = PipelineOptions { lookahead, verify: true, randomness: Randomness::Os };
+    let log = PhaseLog::default();
+    let subscriber = tracing_subscriber::registry().with(PhaseLayer::new(log.clone()));
+    tracing::subscriber::with_default(subscriber, || {
+        prove_batches(session.backend.as_ref(), session.strategy.as_ref(), &srs, batches, &options, &|_| {}).unwrap()
+    });
+    log.take()
+}
+
+fn span(records: &[PhaseRecord], proof: usize, phase: &str) -> (f64, f64) {
+    let r =
+        records.iter().find(|r| r.first == proof && r.phase == phase).unwrap_or_else(|| panic!("{phase} of {proof}"));
+    (r.start, r.start + r.seconds)
+}
+
+#[test]
+fn synthesis_runs_ahead_of_proving() {
+    let overlapped = records(1);
+    for next in 1..3 {
+        let (synthesis_start, _) = span(&overlapped, next, "synthesis");
+        let (_, previous_proof_end) = span(&overlapped, next - 1, "msm_b_g2");
+        assert!(
+            synthesis_start < previous_proof_end,
+            "synthesis of batch {next} should start before proof {} ends",
+            next - 1
+        );
+    }
+    let sequential = records(0);
+    for next in 1..3 {
+        let (synthesis_start, _) = span(&sequential, next, "synthesis");
+        let (_, previous_verify_end) = span(&sequential, next - 1, "verify");
+        assert!(synthesis_start >= previous_verify_end, "lookahead 0 runs one batch after the other");
+    }
+}
