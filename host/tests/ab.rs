@@ -49,12 +49,7 @@ fn compare(b_sets: &[(&str, &str)], runs: usize) -> ab::AbReport {
     })
 }
 
-/// Not in the default run: on the shared 2-core CI machine, a debug build's synthesis
-/// times jump by up to 40% between runs and between the two variants' thread pools, and
-/// this check failed 2 runs of 4 there. Run it on a quiet machine with
-/// `cargo test -p bellhop --test ab -- --ignored`.
 #[test]
-#[ignore = "timing-sensitive: needs a quiet machine (cargo test -p bellhop --test ab -- --ignored)"]
 fn a_known_20_percent_synthesis_regression_is_found() {
     // 24 rounds: this machine's runs jump by up to 40%, so a few rounds of 16 can invert
     // a 20% change, and the paired test must still clear alpha / 11 metrics.

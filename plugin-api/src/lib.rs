@@ -20,6 +20,8 @@ mod convert;
 mod error;
 mod guard;
 mod info;
+#[cfg(feature = "rayon")]
+pub mod pool;
 pub mod strategy;
 pub mod types;
 pub mod version;

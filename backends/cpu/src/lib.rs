@@ -11,29 +11,27 @@
 mod msm;
 mod ntt;
 
+use std::sync::Arc;
+
 use bellhop_plugin_api::{
     backend::{Backend, BackendPlugin, NttDirection},
-    cast, cast_slice, cast_slice_mut,
+    cast, cast_slice, cast_slice_mut, pool,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
     Capabilities, Description, DeviceInfo, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
 use blstrs::Scalar;
 
-/// An opened CPU backend: a sized thread pool and the twiddle cache.
+/// An opened CPU backend: a sized thread pool (shared by the instances of this size) and
+/// the twiddle cache.
 pub struct CpuBackend {
-    pool: rayon::ThreadPool,
+    pool: Arc<rayon::ThreadPool>,
     twiddles: ntt::Twiddles,
 }
 
 impl CpuBackend {
     /// Opens the backend on `threads` worker threads (0: one per core).
     pub fn new(threads: usize) -> Result<Self, PluginError> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("bellhop-cpu-{i}"))
-            .build()
-            .map_err(|e| PluginError::new(ErrorKind::INTERNAL, format!("cannot start the thread pool: {e}")))?;
-        Ok(Self { pool, twiddles: ntt::Twiddles::default() })
+        Ok(Self { pool: pool::shared("bellhop-cpu", threads)?, twiddles: ntt::Twiddles::default() })
     }
 
     fn chunks(&self) -> usize {

@@ -6,10 +6,11 @@
 
 mod proving_cs;
 
-use std::time::Instant;
+use std::{sync::Arc, time::Instant};
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::{
+    pool,
     strategy::{Assignment, Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
@@ -22,14 +23,10 @@ pub fn parse_job(index: usize, job: &Job) -> Result<CircuitSpec, PluginError> {
     job.circuit.parse().map_err(|e| PluginError::invalid_input(format!("job {index}: {e}")))
 }
 
-/// Builds a strategy's rayon pool of `threads` threads (0: one per core).
-pub fn thread_pool(name: &str, threads: u32) -> Result<rayon::ThreadPool, PluginError> {
-    let name = name.to_string();
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads as usize)
-        .thread_name(move |i| format!("{name}-{i}"))
-        .build()
-        .map_err(|e| PluginError::new(ErrorKind::INTERNAL, format!("cannot start the thread pool: {e}")))
+/// A strategy's rayon pool of `threads` threads (0: one per core), shared by every
+/// instance of the strategy with that many threads (see [`pool::shared`]).
+pub fn thread_pool(name: &str, threads: u32) -> Result<Arc<rayon::ThreadPool>, PluginError> {
+    pool::shared(name, threads as usize)
 }
 
 /// Parses a strategy's `[synthesis.options]`, refusing keys not in `allowed`.
@@ -80,7 +77,7 @@ pub fn synthesize_one<E: Evaluate>(
 
 /// The baseline strategy: grow-as-you-go vectors, as bellperson does.
 pub struct Baseline {
-    pool: rayon::ThreadPool,
+    pool: Arc<rayon::ThreadPool>,
     /// Test-only: stretch every synthesis by this fraction of its own time (0.2: 20%
     /// slower), so the A/B harness can be checked against a known regression.
     test_slowdown: f64,

@@ -34,7 +34,7 @@ use recording::{Recorder, Recording, WitnessCs};
 
 /// Recordings per circuit shape, in memory and on disk.
 pub struct Pce {
-    pool: rayon::ThreadPool,
+    pool: Arc<rayon::ThreadPool>,
     cache_dir: PathBuf,
     recordings: Mutex<HashMap<CircuitSpec, Arc<Recording>>>,
 }

@@ -5,7 +5,10 @@
 //! The seeds measured no gain from this on PoRep (synthesis is compute-bound); this
 //! strategy exists so that `bellhop ab` can show it on any circuit.
 
-use std::{collections::HashMap, sync::Mutex};
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::{
@@ -16,7 +19,7 @@ use bellhop_strategy_baseline::{parse_options, synthesize_jobs, synthesize_one, 
 
 /// Capacity hints per circuit shape, learned from the first synthesis of each.
 pub struct Presized {
-    pool: rayon::ThreadPool,
+    pool: Arc<rayon::ThreadPool>,
     hints: Mutex<HashMap<CircuitSpec, Capacity>>,
 }
 

@@ -6,6 +6,8 @@
 //! The seeds measured SmallVec term storage as a 5-6 s synthesis regression on PoRep;
 //! this strategy exists so that `bellhop ab` can measure it here.
 
+use std::sync::Arc;
+
 use bellhop_plugin_api::{
     strategy::{Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, OpenRequest, PluginError,
@@ -58,7 +60,7 @@ impl Evaluate for SmallVecEval {
 
 /// Synthesis through [`SmallVecEval`].
 pub struct SmallVecStrategy {
-    pool: rayon::ThreadPool,
+    pool: Arc<rayon::ThreadPool>,
 }
 
 impl Strategy for SmallVecStrategy {
