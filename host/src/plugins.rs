@@ -90,11 +90,11 @@ pub enum LoadError {
         /// What the file is.
         found: PluginKind,
     },
-    /// Built against another major ABI version.
+    /// Built against another major ABI version, or an older minor one.
     #[error(
-        "`{}` was built for plugin ABI {found}, but this bellhop speaks ABI {host}; \
-         rebuild the plugin against bellhop-plugin-api {}.x (or use a bellhop of ABI {})",
-        .path.display(), .host.major, .found.major
+        "`{}` was built for plugin ABI {found}, but this bellhop speaks ABI {host} and loads plugins of \
+         ABI {}.{} to {}.x; rebuild the plugin against this bellhop-plugin-api (or use a bellhop of ABI {found})",
+        .path.display(), .host.major, .host.minor, .host.major
     )]
     AbiMismatch {
         /// The file.

@@ -1,10 +1,13 @@
 //! What a proving command sets up from the config: the backend (with its fallback), the
 //! strategy, and the parameters of a circuit.
 
-use std::path::{Path, PathBuf};
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use anyhow::{Context as _, Result};
-use bellhop_plugin_api::{backend::Backend, strategy::Strategy, OpenRequest};
+use bellhop_plugin_api::{backend::Backend, cast_slice, strategy::Strategy, OpenRequest};
 
 use crate::{
     config::Config,
@@ -22,6 +25,10 @@ pub struct Session {
     pub strategy: Box<dyn Strategy>,
     /// Its name and source, for reports.
     pub strategy_name: String,
+    /// Parameters whose bases the backend was told to keep; held until the backend is
+    /// dropped (it is declared first, so it drops first), which is the promise
+    /// `keep_bases` makes.
+    kept: Vec<Arc<Srs>>,
 }
 
 fn open_backend(spec: &str, config: &Config, plugin_dir: &Path) -> Result<(Box<dyn Backend>, String)> {
@@ -58,7 +65,37 @@ impl Session {
         let strategy =
             plugin.open(&OpenRequest { device: 0, threads: config.synthesis.threads, options: options.into() })?;
         let strategy_name = format!("{} ({})", plugin.info.name, plugin.source);
-        Ok(Self { backend, backend_name, strategy, strategy_name })
+        Ok(Self { backend, backend_name, strategy, strategy_name, kept: Vec::new() })
+    }
+
+    /// Lets the backend keep `srs`'s bases for the rest of the session (a GPU backend
+    /// uploads them once and each proof then uploads only its scalars). `srs` is held here
+    /// until the session ends.
+    pub fn keep_bases(&mut self, srs: &Arc<Srs>) -> Result<()> {
+        if self.kept.iter().any(|kept| Arc::ptr_eq(kept, srs)) {
+            return Ok(());
+        }
+        let _span = tracing::info_span!("keep_bases").entered();
+        self.backend
+            .keep_bases(
+                &[cast_slice(&srs.h), cast_slice(&srs.l), cast_slice(&srs.a), cast_slice(&srs.b_g1)],
+                &[cast_slice(&srs.b_g2)],
+            )
+            .with_context(|| {
+                format!("backend {} could not keep the bases of {}", self.backend_name, srs.path.display())
+            })?;
+        self.kept.push(Arc::clone(srs));
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if !self.kept.is_empty() {
+            if let Err(e) = self.backend.release_bases() {
+                tracing::warn!("backend {} failed to release kept bases: {e}", self.backend_name);
+            }
+        }
     }
 }
 
@@ -68,6 +105,6 @@ pub fn params_path(config: &Config, circuit: &str, explicit: Option<&Path>) -> P
 }
 
 /// Reads the parameters of `circuit`.
-pub fn load_params(config: &Config, circuit: &str, explicit: Option<&Path>) -> Result<Srs> {
-    Ok(Srs::read(&params_path(config, circuit, explicit), circuit, false)?)
+pub fn load_params(config: &Config, circuit: &str, explicit: Option<&Path>) -> Result<Arc<Srs>> {
+    Ok(Arc::new(Srs::read(&params_path(config, circuit, explicit), circuit, false)?))
 }

@@ -14,7 +14,7 @@ use abi_stable::{
     library::RootModule,
     sabi_trait,
     sabi_types::VersionStrings,
-    std_types::{RBox, RResult, RSlice, RSliceMut, RVec},
+    std_types::{RBox, RResult, RResult::ROk, RSlice, RSliceMut, RVec},
     StableAbi,
 };
 
@@ -61,6 +61,20 @@ pub trait Backend: Send + Sync {
     /// pointwise, divide by `Z = g^n - 1` (constant on the coset), inverse coset NTT.
     /// Returns the backend's own sub-phase timings.
     fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError>;
+
+    /// ABI 1.1. The host promises that every slice in `g1` and `g2` stays alive and
+    /// unchanged until [`Backend::release_bases`] or the backend's drop, so a backend may
+    /// copy them to its device once and use the copy for later MSMs over the same slice
+    /// (the same address; the same or a shorter length). A hint: the default keeps nothing.
+    fn keep_bases(&self, g1: &[&[G1Affine]], g2: &[&[G2Affine]]) -> Result<(), PluginError> {
+        let _ = (g1, g2);
+        Ok(())
+    }
+
+    /// ABI 1.1. Ends the promises of every [`Backend::keep_bases`] call.
+    fn release_bases(&self) -> Result<(), PluginError> {
+        Ok(())
+    }
 }
 
 /// How a backend is described and opened; implemented next to [`Backend`] by authors.
@@ -92,6 +106,21 @@ pub trait BackendObject: Send + Sync {
         b: RSliceMut<'_, Fr>,
         c: RSliceMut<'_, Fr>,
     ) -> RResult<RVec<PhaseTiming>, PluginError>;
+
+    /// See [`Backend::keep_bases`]. ABI 1.1: a 1.0 plugin answers with this default.
+    fn keep_bases(
+        &self,
+        g1: RSlice<'_, RSlice<'_, G1Affine>>,
+        g2: RSlice<'_, RSlice<'_, G2Affine>>,
+    ) -> RResult<(), PluginError> {
+        let _ = (g1, g2);
+        ROk(())
+    }
+
+    /// See [`Backend::release_bases`]. ABI 1.1: a 1.0 plugin answers with this default.
+    fn release_bases(&self) -> RResult<(), PluginError> {
+        ROk(())
+    }
 }
 
 /// An opened backend as it crosses the ABI.
@@ -121,6 +150,22 @@ impl<T: Backend> BackendObject for Exported<T> {
     ) -> RResult<RVec<PhaseTiming>, PluginError> {
         guard("compute_h", || self.0.compute_h(a.as_mut_slice(), b.as_mut_slice(), c.as_mut_slice()).map(RVec::from))
     }
+
+    fn keep_bases(
+        &self,
+        g1: RSlice<'_, RSlice<'_, G1Affine>>,
+        g2: RSlice<'_, RSlice<'_, G2Affine>>,
+    ) -> RResult<(), PluginError> {
+        guard("keep_bases", || {
+            let g1: Vec<&[G1Affine]> = g1.iter().map(RSlice::as_slice).collect();
+            let g2: Vec<&[G2Affine]> = g2.iter().map(RSlice::as_slice).collect();
+            self.0.keep_bases(&g1, &g2)
+        })
+    }
+
+    fn release_bases(&self) -> RResult<(), PluginError> {
+        guard("release_bases", || self.0.release_bases())
+    }
 }
 
 impl Backend for BackendBox {
@@ -138,6 +183,16 @@ impl Backend for BackendBox {
 
     fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
         BackendObject_TO::compute_h(self, a.into(), b.into(), c.into()).into_result().map(RVec::into_vec)
+    }
+
+    fn keep_bases(&self, g1: &[&[G1Affine]], g2: &[&[G2Affine]]) -> Result<(), PluginError> {
+        let g1: Vec<RSlice<'_, G1Affine>> = g1.iter().map(|&s| s.into()).collect();
+        let g2: Vec<RSlice<'_, G2Affine>> = g2.iter().map(|&s| s.into()).collect();
+        BackendObject_TO::keep_bases(self, g1.as_slice().into(), g2.as_slice().into()).into()
+    }
+
+    fn release_bases(&self) -> Result<(), PluginError> {
+        BackendObject_TO::release_bases(self).into()
     }
 }
 

@@ -1,14 +1,16 @@
 //! The plugin ABI version and the rules for changing it.
 //!
-//! The ABI version is `major.minor`. The host loads a plugin when the majors are equal;
-//! the minor only tells what the plugin may offer beyond the first release of that major.
+//! The ABI version is `major.minor`. A host loads a plugin of its own major whose minor
+//! is the host's or newer: `abi_stable` lets a plugin's objects and modules have more
+//! fields than the host knows (the host ignores them), but not fewer, so a plugin built
+//! before a minor bump must be rebuilt for hosts of the new minor.
 //!
 //! **A minor version may** (and must, when it does any of these, bump the minor):
 //! - append fields to the end of a root module (`BackendModule`, `StrategyModule`), after
-//!   the field marked `#[sabi(last_prefix_field)]`; the host reads them as optional;
-//! - append methods to the end of a `#[sabi_trait]` object, each with a default body that
-//!   returns an [`ErrorKind::UNSUPPORTED`](crate::ErrorKind::UNSUPPORTED) error, so an
-//!   older plugin still answers;
+//!   the field marked `#[sabi(last_prefix_field)]`; an older host ignores them;
+//! - append methods to the end of a `#[sabi_trait]` object, each with a default body (a
+//!   no-op, or an [`ErrorKind::UNSUPPORTED`](crate::ErrorKind::UNSUPPORTED) error), so that
+//!   a plugin that does not implement them still answers once rebuilt;
 //! - add [`Capabilities`](crate::Capabilities) bits and [`ErrorKind`](crate::ErrorKind)
 //!   values (both are plain integers, so an older host shows unknown ones by number).
 //!
@@ -20,6 +22,11 @@
 //!
 //! `abi_stable` enforces the same rule on the root module: it refuses another major
 //! version and checks the layout of every type that crosses.
+//!
+//! History:
+//! - 1.0: `msm_g1`, `msm_g2`, `ntt`, `compute_h`; strategies' `synthesize`.
+//! - 1.1: `Backend::keep_bases` / `release_bases` (the host's promise that the parameter
+//!   bases stay put, so a GPU backend keeps them resident).
 
 use std::fmt;
 
@@ -36,15 +43,16 @@ pub struct AbiVersion {
 }
 
 /// The ABI version this crate defines.
-pub const ABI_VERSION: AbiVersion = AbiVersion { major: 1, minor: 0 };
+pub const ABI_VERSION: AbiVersion = AbiVersion { major: 1, minor: 1 };
 
 /// [`ABI_VERSION`] as `abi_stable` version strings, for the root modules.
-pub(crate) const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.0.0");
+pub(crate) const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.1.0");
 
 impl AbiVersion {
-    /// Whether a plugin built for `self` can be loaded by a host speaking `host`.
+    /// Whether a plugin built for `self` can be loaded by a host speaking `host`: the same
+    /// major, and a minor no older than the host's.
     pub const fn loads_into(self, host: AbiVersion) -> bool {
-        self.major == host.major
+        self.major == host.major && self.minor >= host.minor
     }
 }
 
@@ -65,10 +73,11 @@ mod tests {
     }
 
     #[test]
-    fn only_the_major_decides() {
+    fn same_major_and_no_older_minor() {
         let host = AbiVersion { major: 1, minor: 3 };
-        assert!(AbiVersion { major: 1, minor: 0 }.loads_into(host));
+        assert!(AbiVersion { major: 1, minor: 3 }.loads_into(host));
         assert!(AbiVersion { major: 1, minor: 9 }.loads_into(host));
-        assert!(!AbiVersion { major: 2, minor: 0 }.loads_into(host));
+        assert!(!AbiVersion { major: 1, minor: 2 }.loads_into(host));
+        assert!(!AbiVersion { major: 2, minor: 3 }.loads_into(host));
     }
 }

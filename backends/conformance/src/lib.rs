@@ -115,8 +115,16 @@ pub fn run(backend: &dyn Backend, seed: u64) -> Report {
 pub fn run_suite(backend: &dyn Backend, suite: Suite, seed: u64) -> Report {
     let mut checker = Checker { backend, inputs: Inputs::new(ChaCha8Rng::seed_from_u64(seed)), results: Vec::new() };
     match suite {
-        Suite::MsmG1 => checker.msm::<G1Affine>("msm_g1", |b, bases, s| b.msm_g1(cast_slice(bases), s).map(cast)),
-        Suite::MsmG2 => checker.msm::<G2Affine>("msm_g2", |b, bases, s| b.msm_g2(cast_slice(bases), s).map(cast)),
+        Suite::MsmG1 => checker.msm::<G1Affine>(
+            "msm_g1",
+            |b, bases, s| b.msm_g1(cast_slice(bases), s).map(cast),
+            |b, bases| b.keep_bases(&[cast_slice(bases)], &[]),
+        ),
+        Suite::MsmG2 => checker.msm::<G2Affine>(
+            "msm_g2",
+            |b, bases, s| b.msm_g2(cast_slice(bases), s).map(cast),
+            |b, bases| b.keep_bases(&[], &[cast_slice(bases)]),
+        ),
         Suite::Ntt => checker.ntt(),
         Suite::ComputeH => checker.compute_h(),
     }
@@ -196,6 +204,7 @@ impl Checker<'_> {
         &mut self,
         name: &str,
         call: impl Fn(&dyn Backend, &[G], &[bellhop_plugin_api::types::Fr]) -> Result<G::Curve, PluginError>,
+        keep: impl Fn(&dyn Backend, &[G]) -> Result<(), PluginError>,
     ) where
         G: PrimeCurveAffine<Scalar = Scalar> + Send + Sync,
         G::Curve: fmt::Debug,
@@ -239,6 +248,50 @@ impl Checker<'_> {
         let scalars = self.inputs.scalars(ScalarClass::Random, 3);
         let result = call(self.backend, &random_bases[..2], cast_slice(&scalars));
         self.record(name, "2 bases, 3 scalars (refuse)", 2, 0.0, expect_invalid_input(result.map(|_| ())));
+
+        self.kept_bases(name, random_bases, &call, &keep);
+    }
+
+    /// Kept bases (ABI 1.1): MSMs over the kept slice and a prefix of it match the
+    /// reference, and after `release_bases` changed contents are used, not a stale copy.
+    fn kept_bases<G>(
+        &mut self,
+        name: &str,
+        mut bases: Vec<G>,
+        call: &impl Fn(&dyn Backend, &[G], &[bellhop_plugin_api::types::Fr]) -> Result<G::Curve, PluginError>,
+        keep: &impl Fn(&dyn Backend, &[G]) -> Result<(), PluginError>,
+    ) where
+        G: PrimeCurveAffine<Scalar = Scalar> + Send + Sync,
+        G::Curve: fmt::Debug,
+    {
+        let check = |checker: &mut Self, bases: &[G], input: &str| {
+            let n = bases.len();
+            let scalars = checker.inputs.scalars(ScalarClass::Random, n);
+            let expected = if n <= NAIVE_LIMIT {
+                reference::naive_msm(bases, &scalars)
+            } else {
+                reference::bellperson_msm(bases, &scalars)
+            };
+            let start = Instant::now();
+            let got = call(checker.backend, bases, cast_slice(&scalars));
+            let millis = start.elapsed().as_secs_f64() * 1e3;
+            let failure = match got {
+                Ok(got) if got == expected => None,
+                Ok(got) => Some(format!("got {got:?}, expected {expected:?}")),
+                Err(e) => Some(format!("returned an error: {e}")),
+            };
+            checker.record(name, input, n, millis, failure);
+        };
+        if let Err(e) = keep(self.backend, &bases) {
+            self.record(name, "keep_bases", bases.len(), 0.0, Some(format!("returned an error: {e}")));
+            return;
+        }
+        check(self, &bases, "random, kept bases");
+        check(self, &bases[..17], "random, prefix of kept bases");
+        let released = self.backend.release_bases().err().map(|e| format!("release_bases returned an error: {e}"));
+        self.record(name, "release_bases", bases.len(), 0.0, released);
+        bases.reverse();
+        check(self, &bases, "random, changed after release");
     }
 
     fn ntt(&mut self) {

@@ -107,11 +107,14 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         Config::from_table(&tables[1]).map_err(|e| anyhow::anyhow!("config of B: {e}"))?,
     ];
     let labels = [label(&tables[0], &tables[1], &configs[0]), label(&tables[1], &tables[0], &configs[1])];
-    let sessions = [
+    let mut sessions = [
         Session::open(&configs[0], &context.plugin_dir).context("opening A")?,
         Session::open(&configs[1], &context.plugin_dir).context("opening B")?,
     ];
     let srs = load_params(&configs[0], &spec.to_string(), args.params.as_deref())?;
+    for session in &mut sessions {
+        session.keep_bases(&srs)?;
+    }
     let options = AbOptions {
         runs: args.runs,
         warmup: args.warmup,

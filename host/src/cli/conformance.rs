@@ -1,10 +1,23 @@
 //! `bellhop conformance`: a backend's primitives against the CPU references.
 
-use std::process::ExitCode;
+use std::{process::ExitCode, time::Instant};
 
 use anyhow::Result;
 use bellhop_conformance::{run_suite, seed_from_env, Report, Suite};
-use bellhop_plugin_api::OpenRequest;
+use bellhop_plugin_api::{
+    backend::{Backend, NttDirection},
+    cast_slice,
+    types::Fr,
+    OpenRequest, PluginError,
+};
+use blstrs::{G1Projective, G2Projective, Scalar};
+use ff::Field;
+use group::{
+    prime::{PrimeCurve, PrimeCurveAffine},
+    Group,
+};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
 
 use super::Context;
 use crate::plugins::{Backends, Plugin};
@@ -22,6 +35,9 @@ pub(super) struct Args {
     /// The seed of the random inputs (default: `BELLHOP_SEED`, else fresh; always printed).
     #[arg(long)]
     seed: Option<u64>,
+    /// Also time each primitive at 2^K (bases kept, as when proving; median of 3).
+    #[arg(long, value_name = "K")]
+    time_at: Option<u32>,
 }
 
 pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
@@ -41,5 +57,54 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     }
     let report = Report { seed, results };
     print!("{report}");
+    if let Some(log_n) = args.time_at {
+        time_primitives(backend.as_ref(), log_n, seed)?;
+    }
     Ok(if report.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Prints the median of three timed calls of each primitive at `2^log_n`, after one
+/// untimed call. The bases are `(i+1)·G`, kept by the backend as the prover's are.
+fn time_primitives(backend: &dyn Backend, log_n: u32, seed: u64) -> Result<()> {
+    let n = 1usize << log_n;
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let scalars: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+    let g1 = multiples(G1Projective::generator(), n);
+    let g2 = multiples(G2Projective::generator(), n);
+    backend.keep_bases(&[cast_slice(&g1)], &[cast_slice(&g2)])?;
+    let median_ms = |f: &mut dyn FnMut() -> Result<(), PluginError>| -> Result<f64> {
+        f()?;
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            let start = Instant::now();
+            f()?;
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[1])
+    };
+    let fr: &[Fr] = cast_slice(&scalars);
+    let rows = [
+        ("msm_g1", median_ms(&mut || backend.msm_g1(cast_slice(&g1), fr).map(drop))?),
+        ("msm_g2", median_ms(&mut || backend.msm_g2(cast_slice(&g2), fr).map(drop))?),
+        ("ntt", median_ms(&mut || backend.ntt(&mut fr.to_vec(), NttDirection::Forward))?),
+        (
+            "compute_h",
+            median_ms(&mut || backend.compute_h(&mut fr.to_vec(), &mut fr.to_vec(), &mut fr.to_vec()).map(drop))?,
+        ),
+    ];
+    backend.release_bases()?;
+    println!("primitive times at 2^{log_n} (median of 3, ms):");
+    for (name, ms) in rows {
+        println!("  {name:<10} {ms:>10.2}");
+    }
+    Ok(())
+}
+
+/// `[1·P, 2·P, ..., n·P]` in affine form.
+fn multiples<G: PrimeCurve>(p: G, n: usize) -> Vec<G::Affine> {
+    let points: Vec<G> = std::iter::successors(Some(p), |q| Some(*q + p)).take(n).collect();
+    let mut affine = vec![G::Affine::identity(); n];
+    G::batch_normalize(&points, &mut affine);
+    affine
 }

@@ -98,7 +98,7 @@ struct Context {
 struct Proving {
     spec: bellhop_circuits::CircuitSpec,
     session: crate::session::Session,
-    srs: crate::params::Srs,
+    srs: std::sync::Arc<crate::params::Srs>,
     options: crate::pipeline::PipelineOptions,
 }
 
@@ -107,8 +107,9 @@ impl Context {
     /// circuit's parameters (`params`, else the circuit's file in `[params] dir`).
     fn proving(&self, circuit: &str, params: Option<&std::path::Path>) -> Result<Proving> {
         let spec: bellhop_circuits::CircuitSpec = circuit.parse()?;
-        let session = crate::session::Session::open(&self.config, &self.plugin_dir)?;
+        let mut session = crate::session::Session::open(&self.config, &self.plugin_dir)?;
         let srs = crate::session::load_params(&self.config, &spec.to_string(), params)?;
+        session.keep_bases(&srs)?;
         let options = crate::pipeline::PipelineOptions {
             lookahead: self.config.pipeline.lookahead,
             verify: self.config.pipeline.verify,

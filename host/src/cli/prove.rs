@@ -13,11 +13,15 @@ use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::strategy::Job;
 use bellperson::groth16::{prepare_verifying_key, verify_proof, Proof, VerifyingKey};
 use blstrs::{Bls12, Scalar};
+use ff::Field;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
 
 use super::{Context, Proving};
 use crate::{
     phases::PhaseTable,
-    pipeline::{prove_batches, ProvedJob},
+    pipeline::{prove_batches, ProvedJob, Randomness},
+    prover::Blinding,
 };
 
 #[derive(Debug, clap::Args)]
@@ -48,6 +52,18 @@ pub(super) struct ProveArgs {
     /// Print the phase table as JSON.
     #[arg(long)]
     json: bool,
+    /// For comparing backends only: r and s of every proof from this seed instead of the
+    /// OS CSPRNG, so that two runs give the same bytes. Such proofs are NOT zero-knowledge.
+    #[arg(long, value_name = "SEED")]
+    insecure_blinding_seed: Option<u64>,
+}
+
+/// `count` blinding pairs drawn from ChaCha20 seeded with `seed`.
+fn seeded_blinding(seed: u64, count: usize) -> Randomness {
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    Randomness::Fixed(
+        (0..count).map(|_| Blinding { r: Scalar::random(&mut rng), s: Scalar::random(&mut rng) }).collect(),
+    )
 }
 
 /// Jobs for `count` proofs of `spec` from `seed`, in batches of `batch`.
@@ -76,7 +92,11 @@ fn parse_hex(s: &str) -> Result<Scalar> {
 }
 
 pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
-    let Proving { spec, session, srs, options } = context.proving(&args.circuit, args.params.as_deref())?;
+    let Proving { spec, session, srs, mut options } = context.proving(&args.circuit, args.params.as_deref())?;
+    if let Some(seed) = args.insecure_blinding_seed {
+        eprintln!("warning: r and s come from --insecure-blinding-seed {seed}: these proofs are not zero-knowledge");
+        options.randomness = seeded_blinding(seed, args.count);
+    }
     eprintln!("proving {} x {spec} on {} with {}", args.count, session.backend_name, session.strategy_name);
     let start = Instant::now();
     let proved = prove_batches(

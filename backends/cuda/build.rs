@@ -1,0 +1,25 @@
+//! Compiles `cuda/bellhop_cuda.cu` with nvcc through sppark's build helper.
+
+fn main() {
+    println!("cargo:rerun-if-changed=cuda");
+    // sppark's own build script finds nvcc and says so through `links` metadata.
+    if std::env::var("DEP_SPPARK_TARGET").as_deref() != Ok("cuda") {
+        eprintln!(
+            "error: bellhop-cuda needs nvcc 13 on PATH when sppark is built. Install it with\n\
+             \n    eval \"$(scripts/cuda-toolchain.sh)\"\n\n\
+             (NVIDIA's compiler wheels from PyPI; no GPU needed), then `cargo clean -p sppark` and build again."
+        );
+        std::process::exit(1);
+    }
+    let mut nvcc = sppark::build::ccmd();
+    nvcc.define("FEATURE_BLS12_381", None);
+    // sppark's host-side field code calls blst's assembly under the names blst chose when
+    // it was built: the ADX ones (`mulx_mont_384`) where blst detected ADX, as it does here.
+    #[cfg(target_arch = "x86_64")]
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64") && std::is_x86_feature_detected!("adx") {
+        nvcc.define("__ADX__", None);
+    }
+    // Hopper (H100, H200) as native code, so the first call needs no JIT compile.
+    nvcc.flag("-gencode").flag("arch=compute_90,code=sm_90");
+    nvcc.file("cuda/bellhop_cuda.cu").compile("bellhop_cuda");
+}

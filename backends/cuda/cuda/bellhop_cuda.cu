@@ -1,0 +1,353 @@
+// Bellhop's CUDA backend: sppark's Pippenger MSM (G1 and G2) and NTT over BLS12-381, and
+// the FFT part of Groth16 on the GPU. Every entry point is `extern "C"`, returns
+// sppark's RustError (code + strdup'ed message) and never throws.
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include <ff/bls12-381-fp2.hpp>
+#include <ec/jacobian_t.hpp>
+#include <ec/xyzz_t.hpp>
+
+typedef jacobian_t<fp_t> point_t;
+typedef xyzz_t<fp_t> bucket_t;
+typedef bucket_t::affine_t affine_t;
+typedef jacobian_t<fp2_t> point_fp2_t;
+typedef xyzz_t<fp2_t> bucket_fp2_t;
+typedef bucket_fp2_t::affine_t affine_fp2_t;
+typedef fr_t scalar_t;
+
+#include <msm/pippenger.cuh>
+#include <ntt/ntt.cuh>
+
+// pippenger.cuh instantiates its kernels for G1 only; the calls below sit in host-only
+// code, which the device pass does not see, so G2's kernels are instantiated here.
+template __global__
+void accumulate<bucket_fp2_t, affine_fp2_t::mem_t>(bucket_fp2_t::mem_t buckets_[], uint32_t nwins, uint32_t wbits,
+                                                   affine_fp2_t::mem_t points_[], const vec2d_t<uint32_t> digits,
+                                                   const vec2d_t<uint32_t> histogram, uint32_t sid);
+template __global__
+void batch_addition<bucket_fp2_t>(bucket_fp2_t::mem_t buckets[], const affine_fp2_t::mem_t points[], size_t npoints,
+                                  const uint32_t digits[], const uint32_t& ndigits);
+template __global__
+void integrate<bucket_fp2_t>(bucket_fp2_t::mem_t buckets_[], uint32_t nwins, uint32_t wbits, uint32_t nbits);
+
+__launch_bounds__(1024) __global__
+void pointwise_mul(fr_t* a, const fr_t* b, size_t n)
+{
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n; i += (size_t)blockDim.x * gridDim.x)
+        a[i] *= b[i];
+}
+
+__launch_bounds__(1024) __global__
+void pointwise_sub_scale(fr_t* a, const fr_t* c, fr_t z_inv, size_t n)
+{
+    for (size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x; i < n; i += (size_t)blockDim.x * gridDim.x) {
+        fr_t t = a[i] - c[i];
+        a[i] = t * z_inv;
+    }
+}
+
+#ifndef __CUDA_ARCH__
+
+template<class T> static RustError::by_value failure(const T& e)
+{
+    return RustError{e.code(), e.what()};
+}
+
+#define CATCH_CUDA                                                    \
+    catch (const cuda_error& e) { return failure(e); }                \
+    catch (const std::bad_alloc&) { return RustError{ENOMEM, "out of host memory"}; }
+
+// What `describe` shows of a GPU.
+struct bellhop_gpu_info {
+    char name[256];
+    size_t memory_bytes;
+    uint32_t sm_count;
+};
+
+extern "C" size_t bellhop_cuda_device_count()
+{
+    return ngpus();
+}
+
+extern "C" RustError::by_value bellhop_cuda_device_info(size_t index, bellhop_gpu_info* out)
+{
+    if (index >= ngpus())
+        return RustError{cudaErrorInvalidDevice, "no such GPU"};
+    const cudaDeviceProp& prop = gpu_props((int)index);
+    std::strncpy(out->name, prop.name, sizeof(out->name) - 1);
+    out->name[sizeof(out->name) - 1] = 0;
+    out->memory_bytes = prop.totalGlobalMem;
+    out->sm_count = prop.multiProcessorCount;
+    return RustError{cudaSuccess};
+}
+
+// A reusable page-locked host buffer: staging for every transfer of the pinned variant.
+class pinned_buffer {
+    void* ptr = nullptr;
+    size_t size = 0;
+public:
+    ~pinned_buffer() { if (ptr) (void)cudaFreeHost(ptr); }
+    template<class T> T* reserve(size_t nelems)
+    {
+        size_t bytes = nelems * sizeof(T);
+        if (bytes > size) {
+            if (ptr) CUDA_OK(cudaFreeHost(ptr));
+            ptr = nullptr;
+            size = 0;
+            CUDA_OK(cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable));
+            size = bytes;
+        }
+        return static_cast<T*>(ptr);
+    }
+};
+
+typedef msm_t<bucket_t, point_t, affine_t, scalar_t> msm_g1_t;
+typedef msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t> msm_g2_t;
+
+// Kept bases: the device copy of a host slice the host promised to leave unchanged.
+template<class msm_type> struct kept_t {
+    size_t npoints;
+    std::unique_ptr<msm_type> msm;
+};
+
+class ntt_ops : public NTT {
+public:
+    using NTT::NTT_internal;
+};
+
+// One opened GPU. Calls are serialized: sppark's msm_t and streams are not re-entrant.
+struct bellhop_cuda {
+    bellhop_cuda(int device, bool pinned) : device(device), pinned(pinned) {}
+
+    int device;
+    bool pinned;
+    std::mutex lock;
+    // Page-locked staging, one per stream, so that compute_h's three uploads can overlap.
+    pinned_buffer staging[3];
+    std::map<const void*, kept_t<msm_g1_t>> kept_g1;
+    std::map<const void*, kept_t<msm_g2_t>> kept_g2;
+
+    const gpu_t& gpu() const { return select_gpu(device); }
+
+    // The pinned variant copies host data into page-locked staging first.
+    template<class T> const T* stage(const T* src, size_t nelems)
+    {
+        if (!pinned || nelems == 0)
+            return src;
+        T* dst = staging[0].reserve<T>(nelems);
+        std::memcpy(dst, src, nelems * sizeof(T));
+        return dst;
+    }
+
+    template<class bucket, class point, class affine, class Kept>
+    RustError::by_value msm(Kept& kept, point* out, const affine* points, size_t npoints, const fr_t* scalars)
+    {
+        std::lock_guard<std::mutex> guard(lock);
+        try {
+            if (npoints == 0) {
+                out->inf();
+                return RustError{cudaSuccess};
+            }
+            auto it = kept.find(points);
+            if (it != kept.end() && npoints <= it->second.npoints)
+                // Null points: the msm_t's resident copy.
+                return it->second.msm->invoke(*out, (const affine*)nullptr, npoints, stage(scalars, npoints), true);
+            msm_t<bucket, point, affine, fr_t> msm{nullptr, npoints, sizeof(affine), device};
+            if (!pinned)
+                return msm.invoke(*out, slice_t<affine>{points, npoints}, scalars, true);
+            // Points and scalars share one staging buffer.
+            size_t point_words = npoints * sizeof(affine), scalar_words = npoints * sizeof(fr_t);
+            uint8_t* buf = staging[0].reserve<uint8_t>(point_words + scalar_words);
+            std::memcpy(buf, points, point_words);
+            std::memcpy(buf + point_words, scalars, scalar_words);
+            return msm.invoke(*out, slice_t<affine>{(const affine*)buf, npoints}, (const fr_t*)(buf + point_words),
+                              true);
+        }
+        CATCH_CUDA
+    }
+
+    template<class msm_type, class affine, class Kept>
+    RustError::by_value keep(Kept& kept, const affine* points, size_t npoints)
+    {
+        std::lock_guard<std::mutex> guard(lock);
+        try {
+            if (npoints == 0 || kept.count(points))
+                return RustError{cudaSuccess};
+            const affine* src = stage(points, npoints);
+            kept[points] = {npoints, std::make_unique<msm_type>(src, npoints, sizeof(affine), device)};
+            return RustError{cudaSuccess};
+        }
+        CATCH_CUDA
+    }
+};
+
+extern "C" RustError::by_value bellhop_cuda_open(int device, bool pinned, bellhop_cuda** out)
+{
+    try {
+        if (ngpus() == 0)
+            return RustError{cudaErrorNoDevice, "no CUDA GPU is visible (no device, or no NVIDIA driver)"};
+        if (device < 0 || (size_t)device >= ngpus())
+            return RustError{cudaErrorInvalidDevice, "no such GPU"};
+        select_gpu(device);
+        *out = new bellhop_cuda(device, pinned);
+        return RustError{cudaSuccess};
+    }
+    CATCH_CUDA
+}
+
+extern "C" void bellhop_cuda_close(bellhop_cuda* ctx)
+{
+    delete ctx;
+}
+
+extern "C" RustError::by_value bellhop_cuda_msm_g1(bellhop_cuda* ctx, point_t* out, const affine_t* points,
+                                                   size_t npoints, const fr_t* scalars)
+{
+    return ctx->msm<bucket_t, point_t, affine_t>(ctx->kept_g1, out, points, npoints, scalars);
+}
+
+extern "C" RustError::by_value bellhop_cuda_msm_g2(bellhop_cuda* ctx, point_fp2_t* out, const affine_fp2_t* points,
+                                                   size_t npoints, const fr_t* scalars)
+{
+    return ctx->msm<bucket_fp2_t, point_fp2_t, affine_fp2_t>(ctx->kept_g2, out, points, npoints, scalars);
+}
+
+extern "C" RustError::by_value bellhop_cuda_keep_g1(bellhop_cuda* ctx, const affine_t* points, size_t npoints)
+{
+    return ctx->keep<msm_g1_t>(ctx->kept_g1, points, npoints);
+}
+
+extern "C" RustError::by_value bellhop_cuda_keep_g2(bellhop_cuda* ctx, const affine_fp2_t* points, size_t npoints)
+{
+    return ctx->keep<msm_g2_t>(ctx->kept_g2, points, npoints);
+}
+
+extern "C" void bellhop_cuda_release(bellhop_cuda* ctx)
+{
+    std::lock_guard<std::mutex> guard(ctx->lock);
+    ctx->kept_g1.clear();
+    ctx->kept_g2.clear();
+}
+
+// Copies `n` elements from host `src` to device `dst` on `stream`, through staging when pinned.
+static void upload(bellhop_cuda* ctx, stream_t& stream, fr_t* dst, const fr_t* src, size_t n, pinned_buffer& staging)
+{
+    if (ctx->pinned) {
+        fr_t* buf = staging.reserve<fr_t>(n);
+        std::memcpy(buf, src, n * sizeof(fr_t));
+        stream.HtoD(dst, buf, n);
+    } else {
+        stream.HtoD(dst, src, n);
+    }
+}
+
+static void download(bellhop_cuda* ctx, stream_t& stream, fr_t* dst, const fr_t* src, size_t n)
+{
+    if (ctx->pinned) {
+        fr_t* buf = ctx->staging[0].reserve<fr_t>(n);
+        stream.DtoH(buf, src, n);
+        stream.sync();
+        std::memcpy(dst, buf, n * sizeof(fr_t));
+    } else {
+        stream.DtoH(dst, src, n);
+        stream.sync();
+    }
+}
+
+// direction: 0 forward, 1 inverse; coset: 0 standard, 1 on the coset g·<ω>.
+extern "C" RustError::by_value bellhop_cuda_ntt(bellhop_cuda* ctx, fr_t* values, uint32_t lg_n, int inverse,
+                                                int coset)
+{
+    // One point: every transform is the identity (g^0 = ω^0 = 1), and sppark's kernels
+    // need at least two.
+    if (lg_n == 0)
+        return RustError{cudaSuccess};
+    std::lock_guard<std::mutex> guard(ctx->lock);
+    try {
+        const gpu_t& gpu = ctx->gpu();
+        size_t n = (size_t)1 << lg_n;
+        dev_ptr_t<fr_t> d(n, gpu[0]);
+        upload(ctx, gpu[0], &d[0], values, n, ctx->staging[0]);
+        ntt_ops::NTT_internal(&d[0], lg_n, NTT::InputOutputOrder::NN,
+                              inverse ? NTT::Direction::inverse : NTT::Direction::forward,
+                              coset ? NTT::Type::coset : NTT::Type::standard, gpu[0]);
+        download(ctx, gpu[0], values, &d[0], n);
+        return RustError{cudaSuccess};
+    }
+    CATCH_CUDA
+}
+
+// Milliseconds the GPU spent in each part of `compute_h`.
+struct bellhop_h_timings {
+    float upload_ntt_ms, pointwise_ms, intt_ms, download_ms;
+};
+
+// a, b, c <- coset NTT(iNTT(.)); a <- (a·b - c) / Z; a <- coset iNTT(a). Each of a, b, c
+// is uploaded once on its own stream, so uploads overlap the transforms; only a returns.
+extern "C" RustError::by_value bellhop_cuda_compute_h(bellhop_cuda* ctx, fr_t* a, const fr_t* b, const fr_t* c,
+                                                      uint32_t lg_n, bellhop_h_timings* timings)
+{
+    std::lock_guard<std::mutex> guard(ctx->lock);
+    try {
+        const gpu_t& gpu = ctx->gpu();
+        size_t n = (size_t)1 << lg_n;
+        fr_t z_inv = group_gen;
+        for (uint32_t i = 0; i < lg_n; i++)
+            z_inv ^= 2;
+        z_inv = (z_inv - fr_t::one()).reciprocal();
+        if (lg_n == 0) {
+            // One point: the transforms are the identity; the rest is one field operation.
+            a[0] = (a[0] * b[0] - c[0]) * z_inv;
+            *timings = bellhop_h_timings{0, 0, 0, 0};
+            return RustError{cudaSuccess};
+        }
+
+        dev_ptr_t<fr_t> d(3 * n, gpu[0]);
+        fr_t* d_abc[3] = {&d[0], &d[n], &d[2 * n]};
+        const fr_t* host[3] = {a, b, c};
+        cudaEvent_t marks[5];
+        for (auto& e: marks)
+            CUDA_OK(cudaEventCreate(&e));
+        CUDA_OK(cudaEventRecord(marks[0], gpu[0]));
+        for (int i = 0; i < 3; i++) {
+            stream_t& s = gpu[i];
+            if (i > 0)
+                CUDA_OK(cudaStreamWaitEvent(s, marks[0], 0));
+            upload(ctx, s, d_abc[i], host[i], n, ctx->staging[i]);
+            ntt_ops::NTT_internal(d_abc[i], lg_n, NTT::InputOutputOrder::NR, NTT::Direction::inverse,
+                                  NTT::Type::standard, s);
+            ntt_ops::NTT_internal(d_abc[i], lg_n, NTT::InputOutputOrder::RN, NTT::Direction::forward,
+                                  NTT::Type::coset, s);
+        }
+        event_t done_b(gpu[1]), done_c(gpu[2]);
+        done_b.wait(gpu[0]);
+        done_c.wait(gpu[0]);
+        CUDA_OK(cudaEventRecord(marks[1], gpu[0]));
+        int sm_count = gpu.sm_count();
+        pointwise_mul<<<sm_count, 1024, 0, gpu[0]>>>(d_abc[0], d_abc[1], n);
+        CUDA_OK(cudaGetLastError());
+        pointwise_sub_scale<<<sm_count, 1024, 0, gpu[0]>>>(d_abc[0], d_abc[2], z_inv, n);
+        CUDA_OK(cudaGetLastError());
+        CUDA_OK(cudaEventRecord(marks[2], gpu[0]));
+        ntt_ops::NTT_internal(d_abc[0], lg_n, NTT::InputOutputOrder::NN, NTT::Direction::inverse,
+                              NTT::Type::coset, gpu[0]);
+        CUDA_OK(cudaEventRecord(marks[3], gpu[0]));
+        download(ctx, gpu[0], a, d_abc[0], n);
+        CUDA_OK(cudaEventRecord(marks[4], gpu[0]));
+        CUDA_OK(cudaEventSynchronize(marks[4]));
+        float* fields[4] = {&timings->upload_ntt_ms, &timings->pointwise_ms, &timings->intt_ms,
+                            &timings->download_ms};
+        for (int i = 0; i < 4; i++)
+            CUDA_OK(cudaEventElapsedTime(fields[i], marks[i], marks[i + 1]));
+        for (auto& e: marks)
+            (void)cudaEventDestroy(e);
+        return RustError{cudaSuccess};
+    }
+    CATCH_CUDA
+}
+
+#endif

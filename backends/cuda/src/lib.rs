@@ -1,0 +1,259 @@
+//! Bellhop's CUDA backend, in the supraseal/sppark style.
+//!
+//! - MSM on G1 and G2: sppark's Pippenger (`msm_t`), scalars in Montgomery form as they
+//!   arrive; bases the host promised to keep (`keep_bases`, ABI 1.1: the parameters) are
+//!   uploaded once and stay resident on the GPU, so a proof uploads only its scalars.
+//! - NTTs: sppark's NTT (the same roots as bellperson, coset generator 7).
+//! - `compute_h`: a, b and c are uploaded once, each on its own stream; iNTT, coset NTT,
+//!   `(a·b - c) / Z` and the coset iNTT run on the GPU; only h comes back.
+//!
+//! Two variants come from this crate as separate plugins: `cuda` (transfers straight from
+//! pageable memory) and `cuda-pinned` (through page-locked staging buffers), so that
+//! `bellhop ab` can compare them in one process.
+
+mod ffi;
+
+use std::{marker::PhantomData, ptr::NonNull, time::Duration};
+
+use bellhop_plugin_api::{
+    backend::{Backend, BackendPlugin, NttDirection},
+    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
+    Capabilities, Description, DeviceInfo, ErrorKind, OpenRequest, PhaseTiming, PluginError,
+};
+
+/// A build of the backend: its plugin name and how it moves data across PCIe.
+pub trait Variant: Send + Sync + 'static {
+    /// The plugin's name.
+    const NAME: &'static str;
+    /// Whether host buffers go through page-locked staging.
+    const PINNED: bool;
+}
+
+/// Transfers straight from the caller's (pageable) memory.
+pub enum Pageable {}
+
+/// Transfers through page-locked staging buffers.
+pub enum Pinned {}
+
+impl Variant for Pageable {
+    const NAME: &'static str = "cuda";
+    const PINNED: bool = false;
+}
+
+impl Variant for Pinned {
+    const NAME: &'static str = "cuda-pinned";
+    const PINNED: bool = true;
+}
+
+/// The `cuda` plugin.
+pub type Cuda = CudaBackend<Pageable>;
+/// The `cuda-pinned` plugin.
+pub type CudaPinned = CudaBackend<Pinned>;
+
+/// An opened GPU.
+pub struct CudaBackend<V: Variant> {
+    ctx: NonNull<ffi::Context>,
+    variant: PhantomData<V>,
+}
+
+// SAFETY: the C++ context serializes every call on it with its own mutex, and owns no
+// thread-affine state (sppark selects the device on each call).
+unsafe impl<V: Variant> Send for CudaBackend<V> {}
+// SAFETY: as for Send: all access through `&self` goes through the context's mutex.
+unsafe impl<V: Variant> Sync for CudaBackend<V> {}
+
+impl<V: Variant> Drop for CudaBackend<V> {
+    fn drop(&mut self) {
+        // SAFETY: `ctx` came from `bellhop_cuda_open` and is closed exactly once, here.
+        unsafe { ffi::bellhop_cuda_close(self.ctx.as_ptr()) }
+    }
+}
+
+fn device_error(call: &str, error: sppark::Error) -> Result<(), PluginError> {
+    if error.code == 0 {
+        Ok(())
+    } else {
+        Err(PluginError::new(ErrorKind::DEVICE, format!("{call}: CUDA error {}: {error}", error.code)))
+    }
+}
+
+fn check_lengths(call: &str, bases: usize, scalars: usize) -> Result<(), PluginError> {
+    if bases == scalars {
+        Ok(())
+    } else {
+        Err(PluginError::invalid_input(format!(
+            "{call}: {bases} bases but {scalars} scalars; the lengths must be equal"
+        )))
+    }
+}
+
+fn log2_of_domain(n: usize) -> Result<u32, PluginError> {
+    if n.is_power_of_two() && n.trailing_zeros() <= 32 {
+        Ok(n.trailing_zeros())
+    } else {
+        Err(PluginError::invalid_input(format!("the length {n} is not a power of two up to 2^32")))
+    }
+}
+
+/// The GPUs sppark can use (Volta or newer, cooperative launch).
+pub fn gpus() -> Vec<DeviceInfo> {
+    // SAFETY: takes no arguments; returns 0 when there is no driver or device.
+    let count = unsafe { ffi::bellhop_cuda_device_count() };
+    (0..count)
+        .filter_map(|index| {
+            let mut info = ffi::GpuInfo { name: [0; 256], memory_bytes: 0, sm_count: 0 };
+            // SAFETY: `info` is a valid, writable GpuInfo; `index` is below the count.
+            let error = unsafe { ffi::bellhop_cuda_device_info(index, &mut info) };
+            (error.code == 0).then(|| {
+                let len = info.name.iter().position(|&b| b == 0).unwrap_or(info.name.len());
+                DeviceInfo {
+                    index: index as u32,
+                    name: String::from_utf8_lossy(&info.name[..len]).as_ref().into(),
+                    memory_bytes: info.memory_bytes as u64,
+                    compute_units: info.sm_count,
+                }
+            })
+        })
+        .collect()
+}
+
+impl<V: Variant> CudaBackend<V> {
+    /// Opens GPU `device`.
+    pub fn new(device: u32) -> Result<Self, PluginError> {
+        let gpus = gpus();
+        if gpus.is_empty() {
+            return Err(PluginError::new(
+                ErrorKind::NO_DEVICE,
+                format!(
+                    "the {} backend found no CUDA GPU on this machine (none visible, or no NVIDIA driver); \
+                     use [backend] plugin = \"cpu\", or set [backend] fallback = \"cpu\"",
+                    V::NAME
+                ),
+            ));
+        }
+        if device as usize >= gpus.len() {
+            return Err(PluginError::new(
+                ErrorKind::NO_DEVICE,
+                format!(
+                    "GPU {device} does not exist: this machine has {} (0 to {}); set [backend] device",
+                    gpus.len(),
+                    gpus.len() - 1
+                ),
+            ));
+        }
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: `ctx` is a valid out-pointer; the device index was checked above.
+        device_error("open", unsafe { ffi::bellhop_cuda_open(device as i32, V::PINNED, &mut ctx) })?;
+        let ctx = NonNull::new(ctx)
+            .ok_or_else(|| PluginError::new(ErrorKind::INTERNAL, "open returned no context and no error"))?;
+        Ok(Self { ctx, variant: PhantomData })
+    }
+}
+
+impl<V: Variant> Backend for CudaBackend<V> {
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
+        check_lengths("msm_g1", bases.len(), scalars.len())?;
+        let mut out = G1Projective::default();
+        // SAFETY: both slices hold `bases.len()` elements in the layouts sppark expects
+        // (blst affine points, Montgomery scalars); `out` is a writable Jacobian point.
+        let error = unsafe {
+            ffi::bellhop_cuda_msm_g1(self.ctx.as_ptr(), &mut out, bases.as_ptr(), bases.len(), scalars.as_ptr())
+        };
+        device_error("msm_g1", error).map(|()| out)
+    }
+
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
+        check_lengths("msm_g2", bases.len(), scalars.len())?;
+        let mut out = G2Projective::default();
+        // SAFETY: as in msm_g1, for G2.
+        let error = unsafe {
+            ffi::bellhop_cuda_msm_g2(self.ctx.as_ptr(), &mut out, bases.as_ptr(), bases.len(), scalars.as_ptr())
+        };
+        device_error("msm_g2", error).map(|()| out)
+    }
+
+    fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
+        let lg_n = log2_of_domain(values.len())?;
+        let (inverse, coset) = match direction {
+            NttDirection::Forward => (0, 0),
+            NttDirection::Inverse => (1, 0),
+            NttDirection::CosetForward => (0, 1),
+            NttDirection::CosetInverse => (1, 1),
+        };
+        // SAFETY: `values` holds exactly 2^lg_n writable scalars.
+        let error = unsafe { ffi::bellhop_cuda_ntt(self.ctx.as_ptr(), values.as_mut_ptr(), lg_n, inverse, coset) };
+        device_error("ntt", error)
+    }
+
+    fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
+        let n = a.len();
+        if b.len() != n || c.len() != n {
+            return Err(PluginError::invalid_input(format!(
+                "compute_h: a, b and c must have one length; got {n}, {} and {}",
+                b.len(),
+                c.len()
+            )));
+        }
+        let lg_n = log2_of_domain(n)?;
+        let mut t = ffi::HTimings::default();
+        // SAFETY: a, b and c each hold 2^lg_n scalars; only `a` is written.
+        let error = unsafe {
+            ffi::bellhop_cuda_compute_h(self.ctx.as_ptr(), a.as_mut_ptr(), b.as_ptr(), c.as_ptr(), lg_n, &mut t)
+        };
+        device_error("compute_h", error)?;
+        let ms = |v: f32| Duration::from_secs_f64(f64::from(v) / 1e3);
+        Ok(vec![
+            PhaseTiming::new("upload_ntt", ms(t.upload_ntt_ms)),
+            PhaseTiming::new("pointwise", ms(t.pointwise_ms)),
+            PhaseTiming::new("intt", ms(t.intt_ms)),
+            PhaseTiming::new("download", ms(t.download_ms)),
+        ])
+    }
+
+    fn keep_bases(&self, g1: &[&[G1Affine]], g2: &[&[G2Affine]]) -> Result<(), PluginError> {
+        for bases in g1 {
+            // SAFETY: a live slice of blst-layout affine points (sppark's affine_t) that
+            // the host promised to leave alive and unchanged until release_bases or drop.
+            let error = unsafe { ffi::bellhop_cuda_keep_g1(self.ctx.as_ptr(), bases.as_ptr(), bases.len()) };
+            device_error("keep_bases", error)?;
+        }
+        for bases in g2 {
+            // SAFETY: as for G1, with G2 affine points.
+            let error = unsafe { ffi::bellhop_cuda_keep_g2(self.ctx.as_ptr(), bases.as_ptr(), bases.len()) };
+            device_error("keep_bases", error)?;
+        }
+        Ok(())
+    }
+
+    fn release_bases(&self) -> Result<(), PluginError> {
+        // SAFETY: `ctx` is open; the call takes the context's lock.
+        unsafe { ffi::bellhop_cuda_release(self.ctx.as_ptr()) };
+        Ok(())
+    }
+}
+
+impl<V: Variant> BackendPlugin for CudaBackend<V> {
+    fn describe() -> Description {
+        let transfers = if V::PINNED { "pinned staging" } else { "pageable transfers" };
+        Description {
+            name: V::NAME.into(),
+            description: format!("CUDA (sppark): MSM G1/G2, NTT, compute_h on the GPU, resident bases; {transfers}"),
+            capabilities: Capabilities::MSM_G1 | Capabilities::MSM_G2 | Capabilities::NTT | Capabilities::COMPUTE_H,
+            devices: gpus(),
+        }
+    }
+
+    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
+        let options: toml::Table = request
+            .options
+            .parse()
+            .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("[backend.options] is not valid TOML: {e}")))?;
+        if let Some(key) = options.keys().next() {
+            return Err(PluginError::new(
+                ErrorKind::OPTIONS,
+                format!("unknown option `{key}` in [backend.options]: the {} backend takes no options", V::NAME),
+            ));
+        }
+        Self::new(request.device)
+    }
+}

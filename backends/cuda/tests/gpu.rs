@@ -1,0 +1,37 @@
+//! Conformance of both CUDA variants on a GPU; where there is none, the clear refusal.
+
+use bellhop_conformance::{run_suite, seed_from_env, Suite};
+use bellhop_cuda::{gpus, CudaBackend, Variant};
+use bellhop_plugin_api::{backend::BackendPlugin, ErrorKind, OpenRequest};
+
+fn check<V: Variant>() {
+    if gpus().is_empty() {
+        println!("skipped: no CUDA GPU on this machine; checking that {} refuses clearly instead", V::NAME);
+        let request = OpenRequest { device: 0, threads: 0, options: "".into() };
+        let error = CudaBackend::<V>::open(&request).err().expect("open must fail without a GPU");
+        assert_eq!(error.kind, ErrorKind::NO_DEVICE);
+        assert!(error.message.contains("found no CUDA GPU"), "{error}");
+        assert!(error.message.contains("fallback"), "the message should name the fix: {error}");
+        return;
+    }
+    let backend = CudaBackend::<V>::new(0).unwrap();
+    let seed = seed_from_env();
+    for suite in Suite::ALL {
+        let report = run_suite(&backend, suite, seed);
+        println!("{} {suite:?}:\n{report}", V::NAME);
+        assert!(report.passed(), "{} failed {suite:?} conformance:\n{report}", V::NAME);
+    }
+    let request = OpenRequest { device: gpus().len() as u32, threads: 0, options: "".into() };
+    let error = CudaBackend::<V>::open(&request).err().expect("a device past the last must be refused");
+    assert_eq!(error.kind, ErrorKind::NO_DEVICE);
+}
+
+#[test]
+fn cuda_conforms_or_refuses_clearly() {
+    check::<bellhop_cuda::Pageable>();
+}
+
+#[test]
+fn cuda_pinned_conforms_or_refuses_clearly() {
+    check::<bellhop_cuda::Pinned>();
+}
