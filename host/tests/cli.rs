@@ -26,7 +26,8 @@ fn plugins_lists_the_embedded_and_the_built_cpu_backend() {
 fn plugins_json_is_machine_readable() {
     let (ok, out) = bellhop(&["plugins", "--json"]);
     assert!(ok, "{out}");
-    assert!(out.contains("\"kind\": \"backend\"") && out.contains("\"abi\": \"1.0\""), "{out}");
+    let abi = format!("\"abi\": \"{}\"", bellhop_plugin_api::ABI_VERSION);
+    assert!(out.contains("\"kind\": \"backend\"") && out.contains(&abi), "{out}");
 }
 
 #[test]
