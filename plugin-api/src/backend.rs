@@ -77,6 +77,45 @@ pub trait Backend: Send + Sync {
     }
 }
 
+/// The 2-adicity of Fr: NTTs take lengths up to `2^FR_TWO_ADICITY`.
+pub const FR_TWO_ADICITY: u32 = 32;
+
+/// Refuses an MSM whose bases and scalars differ in length ([`ErrorKind::INVALID_INPUT`](crate::ErrorKind)).
+pub fn check_msm_lengths(call: &str, bases: usize, scalars: usize) -> Result<(), PluginError> {
+    if bases == scalars {
+        Ok(())
+    } else {
+        Err(PluginError::invalid_input(format!(
+            "{call}: {bases} bases but {scalars} scalars; the lengths must be equal"
+        )))
+    }
+}
+
+/// `log2(n)` for an NTT of length `n`, which must be a power of two up to
+/// `2^FR_TWO_ADICITY` ([`ErrorKind::INVALID_INPUT`](crate::ErrorKind) otherwise).
+pub fn ntt_log2(n: usize) -> Result<u32, PluginError> {
+    if !n.is_power_of_two() {
+        return Err(PluginError::invalid_input(format!("NTT length {n} is not a power of two")));
+    }
+    let log_n = n.trailing_zeros();
+    if log_n > FR_TWO_ADICITY {
+        return Err(PluginError::invalid_input(format!(
+            "NTT length 2^{log_n} exceeds Fr's 2-adicity 2^{FR_TWO_ADICITY}"
+        )));
+    }
+    Ok(log_n)
+}
+
+/// Checks the inputs of [`Backend::compute_h`] (one power-of-two length) and returns its log2.
+pub fn compute_h_log2(a: usize, b: usize, c: usize) -> Result<u32, PluginError> {
+    if b != a || c != a {
+        return Err(PluginError::invalid_input(format!(
+            "compute_h: a, b and c must have one length; got {a}, {b} and {c}"
+        )));
+    }
+    ntt_log2(a)
+}
+
 /// How a backend is described and opened; implemented next to [`Backend`] by authors.
 pub trait BackendPlugin: Backend + Sized + 'static {
     /// Name, capabilities and devices. Must not fail on a machine without the device.
@@ -263,4 +302,31 @@ macro_rules! export_backend {
             $crate::backend::__module(describe, $crate::backend::__open::<$plugin>)
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    #[cfg(feature = "blstrs")]
+    #[test]
+    fn the_two_adicity_is_frs() {
+        use ff::PrimeField;
+        assert_eq!(FR_TWO_ADICITY, blstrs::Scalar::S);
+    }
+
+    #[test]
+    fn input_checks_refuse_what_no_backend_can_take() {
+        assert_eq!(ntt_log2(1).unwrap(), 0);
+        assert_eq!(ntt_log2(1024).unwrap(), 10);
+        for n in [0, 3, 1023, 1 << 33] {
+            assert_eq!(ntt_log2(n).unwrap_err().kind, ErrorKind::INVALID_INPUT, "length {n}");
+        }
+        assert_eq!(compute_h_log2(8, 8, 8).unwrap(), 3);
+        let e = compute_h_log2(8, 8, 4).unwrap_err();
+        assert!(e.message.contains("got 8, 8 and 4"), "{e}");
+        assert!(check_msm_lengths("msm_g1", 2, 2).is_ok());
+        assert!(check_msm_lengths("msm_g1", 2, 3).unwrap_err().message.contains("2 bases but 3 scalars"));
+    }
 }

@@ -14,7 +14,7 @@ mod ntt;
 use std::sync::Arc;
 
 use bellhop_plugin_api::{
-    backend::{Backend, BackendPlugin, NttDirection},
+    backend::{check_msm_lengths, compute_h_log2, ntt_log2, Backend, BackendPlugin, NttDirection},
     cast, cast_slice, cast_slice_mut, pool,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
     Capabilities, Description, DeviceInfo, ErrorKind, OpenRequest, PhaseTiming, PluginError,
@@ -39,46 +39,28 @@ impl CpuBackend {
     }
 }
 
-fn check_lengths(call: &str, bases: usize, scalars: usize) -> Result<(), PluginError> {
-    if bases == scalars {
-        Ok(())
-    } else {
-        Err(PluginError::invalid_input(format!(
-            "{call}: {bases} bases but {scalars} scalars; the lengths must be equal"
-        )))
-    }
-}
-
 impl Backend for CpuBackend {
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
-        check_lengths("msm_g1", bases.len(), scalars.len())?;
+        check_msm_lengths("msm_g1", bases.len(), scalars.len())?;
         let sum = self.pool.install(|| msm::msm::<msm::G1>(cast_slice(bases), scalars, self.chunks()));
         Ok(cast(sum))
     }
 
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
-        check_lengths("msm_g2", bases.len(), scalars.len())?;
+        check_msm_lengths("msm_g2", bases.len(), scalars.len())?;
         let sum = self.pool.install(|| msm::msm::<msm::G2>(cast_slice(bases), scalars, self.chunks()));
         Ok(cast(sum))
     }
 
     fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
-        let log_n = ntt::log2_of_domain(values.len()).map_err(PluginError::invalid_input)?;
+        let log_n = ntt_log2(values.len())?;
         let values: &mut [Scalar] = cast_slice_mut(values);
         self.pool.install(|| self.twiddles.ntt(values, log_n, direction));
         Ok(())
     }
 
     fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
-        let n = a.len();
-        if b.len() != n || c.len() != n {
-            return Err(PluginError::invalid_input(format!(
-                "compute_h: a, b and c must have one length; got {n}, {} and {}",
-                b.len(),
-                c.len()
-            )));
-        }
-        let log_n = ntt::log2_of_domain(n).map_err(PluginError::invalid_input)?;
+        let log_n = compute_h_log2(a.len(), b.len(), c.len())?;
         let (a, b, c) = (cast_slice_mut(a), cast_slice_mut(b), cast_slice_mut(c));
         Ok(self.pool.install(|| self.twiddles.compute_h(a, b, c, log_n)))
     }

@@ -111,18 +111,6 @@ fn transform(values: &mut [Scalar], twiddles: &[Scalar]) {
     }
 }
 
-/// Checks that `n` is a size the transforms take, returning `log2(n)`.
-pub(crate) fn log2_of_domain(n: usize) -> Result<u32, String> {
-    if !n.is_power_of_two() {
-        return Err(format!("NTT length {n} is not a power of two"));
-    }
-    let log_n = n.trailing_zeros();
-    if log_n > Scalar::S {
-        return Err(format!("NTT length 2^{log_n} exceeds Fr's 2-adicity 2^{}", Scalar::S));
-    }
-    Ok(log_n)
-}
-
 impl Twiddles {
     /// Applies `direction` to `values` (length `2^log_n`).
     pub(crate) fn ntt(&self, values: &mut [Scalar], log_n: u32, direction: NttDirection) {

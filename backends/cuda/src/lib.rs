@@ -16,7 +16,7 @@ mod ffi;
 use std::{marker::PhantomData, ptr::NonNull, time::Duration};
 
 use bellhop_plugin_api::{
-    backend::{Backend, BackendPlugin, NttDirection},
+    backend::{check_msm_lengths, compute_h_log2, ntt_log2, Backend, BackendPlugin, NttDirection},
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
     Capabilities, Description, DeviceInfo, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
@@ -77,24 +77,6 @@ fn device_error(call: &str, error: sppark::Error) -> Result<(), PluginError> {
     }
 }
 
-fn check_lengths(call: &str, bases: usize, scalars: usize) -> Result<(), PluginError> {
-    if bases == scalars {
-        Ok(())
-    } else {
-        Err(PluginError::invalid_input(format!(
-            "{call}: {bases} bases but {scalars} scalars; the lengths must be equal"
-        )))
-    }
-}
-
-fn log2_of_domain(n: usize) -> Result<u32, PluginError> {
-    if n.is_power_of_two() && n.trailing_zeros() <= 32 {
-        Ok(n.trailing_zeros())
-    } else {
-        Err(PluginError::invalid_input(format!("the length {n} is not a power of two up to 2^32")))
-    }
-}
-
 /// The GPUs sppark can use (Volta or newer, cooperative launch).
 pub fn gpus() -> Vec<DeviceInfo> {
     // SAFETY: takes no arguments; returns 0 when there is no driver or device.
@@ -152,7 +134,7 @@ impl<V: Variant> CudaBackend<V> {
 
 impl<V: Variant> Backend for CudaBackend<V> {
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
-        check_lengths("msm_g1", bases.len(), scalars.len())?;
+        check_msm_lengths("msm_g1", bases.len(), scalars.len())?;
         let mut out = G1Projective::default();
         // SAFETY: both slices hold `bases.len()` elements in the layouts sppark expects
         // (blst affine points, Montgomery scalars); `out` is a writable Jacobian point.
@@ -163,7 +145,7 @@ impl<V: Variant> Backend for CudaBackend<V> {
     }
 
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
-        check_lengths("msm_g2", bases.len(), scalars.len())?;
+        check_msm_lengths("msm_g2", bases.len(), scalars.len())?;
         let mut out = G2Projective::default();
         // SAFETY: as in msm_g1, for G2.
         let error = unsafe {
@@ -173,7 +155,7 @@ impl<V: Variant> Backend for CudaBackend<V> {
     }
 
     fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
-        let lg_n = log2_of_domain(values.len())?;
+        let lg_n = ntt_log2(values.len())?;
         let (inverse, coset) = match direction {
             NttDirection::Forward => (0, 0),
             NttDirection::Inverse => (1, 0),
@@ -186,15 +168,7 @@ impl<V: Variant> Backend for CudaBackend<V> {
     }
 
     fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
-        let n = a.len();
-        if b.len() != n || c.len() != n {
-            return Err(PluginError::invalid_input(format!(
-                "compute_h: a, b and c must have one length; got {n}, {} and {}",
-                b.len(),
-                c.len()
-            )));
-        }
-        let lg_n = log2_of_domain(n)?;
+        let lg_n = compute_h_log2(a.len(), b.len(), c.len())?;
         let mut t = ffi::HTimings::default();
         // SAFETY: a, b and c each hold 2^lg_n scalars; only `a` is written.
         let error = unsafe {
