@@ -226,22 +226,8 @@ impl Checker<'_> {
                 BaseClass::Random => random_bases[..n].to_vec(),
                 other => self.inputs.bases(other, n),
             };
-            // bellperson's multiexp refuses identity bases ("an identity element in the CRS").
-            let expected = if n <= NAIVE_LIMIT || base_class == BaseClass::WithIdentities {
-                reference::naive_msm(&bases, &scalars)
-            } else {
-                reference::bellperson_msm(&bases, &scalars)
-            };
-            let start = Instant::now();
-            let got = call(self.backend, &bases, cast_slice(&scalars));
-            let millis = start.elapsed().as_secs_f64() * 1e3;
-            let failure = match got {
-                Ok(got) if got == expected => None,
-                Ok(got) => Some(format!("got {got:?}, expected {expected:?}")),
-                Err(e) => Some(format!("returned an error: {e}")),
-            };
             let input = format!("{}, {}", scalar_class.name(), base_class.name());
-            self.record(name, &input, n, millis, failure);
+            self.check_msm(name, &input, &bases, &scalars, &call);
         }
 
         // Unequal lengths must be refused.
@@ -250,6 +236,36 @@ impl Checker<'_> {
         self.record(name, "2 bases, 3 scalars (refuse)", 2, 0.0, expect_invalid_input(result.map(|_| ())));
 
         self.kept_bases(name, random_bases, &call, &keep);
+    }
+
+    /// Records whether `call` gives the reference MSM of `bases` and `scalars`: the naive
+    /// sum for small sizes and for bases with the identity (bellperson's multiexp refuses
+    /// those: "an identity element in the CRS"), else bellperson's multiexp.
+    fn check_msm<G>(
+        &mut self,
+        name: &str,
+        input: &str,
+        bases: &[G],
+        scalars: &[Scalar],
+        call: &impl Fn(&dyn Backend, &[G], &[bellhop_plugin_api::types::Fr]) -> Result<G::Curve, PluginError>,
+    ) where
+        G: PrimeCurveAffine<Scalar = Scalar> + Send + Sync,
+        G::Curve: fmt::Debug,
+    {
+        let expected = if bases.len() <= NAIVE_LIMIT || bases.iter().any(|b| bool::from(b.is_identity())) {
+            reference::naive_msm(bases, scalars)
+        } else {
+            reference::bellperson_msm(bases, scalars)
+        };
+        let start = Instant::now();
+        let got = call(self.backend, bases, cast_slice(scalars));
+        let millis = start.elapsed().as_secs_f64() * 1e3;
+        let failure = match got {
+            Ok(got) if got == expected => None,
+            Ok(got) => Some(format!("got {got:?}, expected {expected:?}")),
+            Err(e) => Some(format!("returned an error: {e}")),
+        };
+        self.record(name, input, bases.len(), millis, failure);
     }
 
     /// Kept bases (ABI 1.1): MSMs over the kept slice and a prefix of it match the
@@ -265,22 +281,8 @@ impl Checker<'_> {
         G::Curve: fmt::Debug,
     {
         let check = |checker: &mut Self, bases: &[G], input: &str| {
-            let n = bases.len();
-            let scalars = checker.inputs.scalars(ScalarClass::Random, n);
-            let expected = if n <= NAIVE_LIMIT {
-                reference::naive_msm(bases, &scalars)
-            } else {
-                reference::bellperson_msm(bases, &scalars)
-            };
-            let start = Instant::now();
-            let got = call(checker.backend, bases, cast_slice(&scalars));
-            let millis = start.elapsed().as_secs_f64() * 1e3;
-            let failure = match got {
-                Ok(got) if got == expected => None,
-                Ok(got) => Some(format!("got {got:?}, expected {expected:?}")),
-                Err(e) => Some(format!("returned an error: {e}")),
-            };
-            checker.record(name, input, n, millis, failure);
+            let scalars = checker.inputs.scalars(ScalarClass::Random, bases.len());
+            checker.check_msm(name, input, bases, &scalars, call);
         };
         if let Err(e) = keep(self.backend, &bases) {
             self.record(name, "keep_bases", bases.len(), 0.0, Some(format!("returned an error: {e}")));
