@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 # The CUDA plugins compile everywhere with NVIDIA's compiler wheels (installed once into a
 # cache); their GPU tests check the clear refusal where there is no GPU.
 eval "$(scripts/cuda-toolchain.sh)"
+# The OpenCL plugin links the ICD loader; its tests run on PoCL where there is no GPU.
+scripts/opencl-runtime.sh
 if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "note: no NVIDIA GPU here: the CUDA tests check that the plugins refuse clearly;" \
         "conformance on a GPU runs through scripts/gpu-bench.sh on the GPU machine"

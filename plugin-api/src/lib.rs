@@ -17,6 +17,7 @@
 pub mod backend;
 pub mod build;
 mod convert;
+pub mod dirs;
 mod error;
 mod guard;
 mod info;

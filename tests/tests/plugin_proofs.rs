@@ -25,20 +25,39 @@ fn proof_bytes(config: &Config, srs: &Srs, spec: &CircuitSpec) -> Vec<u8> {
     proved[0].proof_bytes()
 }
 
-#[test]
-fn loaded_plugins_prove_like_embedded_ones() {
-    let spec: CircuitSpec = "poseidon-merkle:4".parse().unwrap();
+/// Parameters for `spec`, written under the build directory.
+fn parameters(spec: &CircuitSpec) -> Srs {
     let dir = build_dir().join("plugin-proofs");
     let path = dir.join(params::file_name(&spec.to_string()));
     let params =
         generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(1))
             .unwrap();
     params::write(&params, &path).unwrap();
-    let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
+    Srs::read(&path, &spec.to_string(), false).unwrap()
+}
 
+#[test]
+fn loaded_plugins_prove_like_embedded_ones() {
+    let spec: CircuitSpec = "poseidon-merkle:4".parse().unwrap();
+    let srs = parameters(&spec);
     let embedded = proof_bytes(&Config::default(), &srs, &spec);
     let mut loaded = Config::default();
     loaded.backend.plugin = built_library("bellhop_backend_cpu").display().to_string();
     loaded.synthesis.strategy = built_library("bellhop_strategy_baseline").display().to_string();
     assert_eq!(proof_bytes(&loaded, &srs, &spec), embedded);
+}
+
+#[test]
+fn opencl_proves_like_the_cpu() {
+    if bellhop_opencl::devices().is_empty() {
+        println!("skipped: no OpenCL device on this machine (scripts/opencl-runtime.sh installs PoCL)");
+        return;
+    }
+    let spec: CircuitSpec = "chain:1000".parse().unwrap();
+    let srs = parameters(&spec);
+    let mut opencl = Config::default();
+    opencl.backend.plugin = built_library("bellhop_backend_opencl").display().to_string();
+    let cache = build_dir().join("plugin-proofs").join("opencl-cache");
+    opencl.backend.options.insert("cache_dir".into(), cache.display().to_string().into());
+    assert_eq!(proof_bytes(&opencl, &srs, &spec), proof_bytes(&Config::default(), &srs, &spec));
 }

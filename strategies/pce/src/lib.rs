@@ -39,15 +39,6 @@ pub struct Pce {
     recordings: Mutex<HashMap<CircuitSpec, Arc<Recording>>>,
 }
 
-fn default_cache_dir() -> PathBuf {
-    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    env("BELLHOP_CACHE_DIR")
-        .map(|d| d.join("pce"))
-        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("bellhop").join("pce")))
-        .or_else(|| env("HOME").map(|d| d.join(".cache").join("bellhop").join("pce")))
-        .unwrap_or_else(|| std::env::temp_dir().join("bellhop-pce"))
-}
-
 impl Pce {
     /// The recording of `spec` from memory or disk; `None` if it must be recorded.
     fn cached(&self, spec: CircuitSpec, warnings: &mut Vec<String>) -> Option<Arc<Recording>> {
@@ -168,7 +159,7 @@ impl StrategyPlugin for Pce {
     fn open(request: &OpenRequest) -> Result<Self, PluginError> {
         let options = parse_options("pce", &request.options, &["cache_dir"])?;
         let cache_dir = match options.get("cache_dir") {
-            None => default_cache_dir(),
+            None => bellhop_plugin_api::dirs::cache_dir("pce"),
             Some(v) => v
                 .as_str()
                 .map(PathBuf::from)

@@ -1,0 +1,119 @@
+//! The OpenCL backend on this machine's OpenCL devices (PoCL in CI): conformance, and the
+//! compiled-program cache (cold, warm, corrupt). Without any OpenCL device, the clear refusal.
+
+use bellhop_conformance::{run_suite, seed_from_env, Suite};
+use bellhop_opencl::{cache, devices, DeviceEntry, OpenCl};
+use bellhop_plugin_api::{backend::BackendPlugin, ErrorKind, OpenRequest};
+
+/// The device the tests use: the one whose name contains `BELLHOP_OPENCL_DEVICE`, else the first.
+fn device() -> Option<DeviceEntry> {
+    let all = devices();
+    match std::env::var("BELLHOP_OPENCL_DEVICE") {
+        Ok(name) => {
+            let wanted = name.to_lowercase();
+            let found = all.into_iter().find(|d| format!("{} {}", d.name, d.platform).to_lowercase().contains(&wanted));
+            Some(found.unwrap_or_else(|| panic!("no OpenCL device matches BELLHOP_OPENCL_DEVICE={name}")))
+        }
+        Err(_) => all.into_iter().next(),
+    }
+}
+
+fn skipped() -> bool {
+    if device().is_some() {
+        return false;
+    }
+    println!(
+        "skipped: no OpenCL device on this machine (scripts/opencl-runtime.sh installs PoCL); checking the refusal"
+    );
+    let request = OpenRequest { device: 0, threads: 0, options: "".into() };
+    let error = OpenCl::open(&request).err().expect("open must fail without a device");
+    assert_eq!(error.kind, ErrorKind::NO_DEVICE);
+    assert!(error.message.contains("found no OpenCL device") && error.message.contains("fallback"), "{error}");
+    true
+}
+
+#[test]
+fn opencl_conforms() {
+    if skipped() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let backend = OpenCl::new(device().unwrap(), cache.path()).unwrap();
+    let seed = seed_from_env();
+    for suite in Suite::ALL {
+        let report = run_suite(&backend, suite, seed);
+        println!("{} {suite:?}:\n{report}", backend.device_name());
+        assert!(report.passed(), "opencl on {} failed {suite:?} conformance:\n{report}", backend.device_name());
+    }
+}
+
+#[test]
+fn program_cache_is_used_and_rebuilt_when_damaged() {
+    if skipped() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let entry = device().unwrap();
+    let cold = OpenCl::new(entry.clone(), dir.path()).unwrap();
+    assert!(cold.program_origin().compiled, "an empty cache compiles");
+    assert!(cold.program_origin().warnings.is_empty(), "{:?}", cold.program_origin().warnings);
+    drop(cold);
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "one program file: {files:?}");
+
+    let warm = OpenCl::new(entry.clone(), dir.path()).unwrap();
+    assert!(!warm.program_origin().compiled, "a warm cache loads the binary: {:?}", warm.program_origin());
+    assert!(warm.program_origin().warnings.is_empty(), "{:?}", warm.program_origin().warnings);
+    drop(warm);
+
+    // Truncated, then a flipped byte: each is reported, rebuilt, and the rebuilt file works.
+    let good = std::fs::read(&files[0]).unwrap();
+    for (damage, expected) in [(good[..good.len() / 2].to_vec(), "truncated"), (flipped(&good), "checksum")] {
+        std::fs::write(&files[0], damage).unwrap();
+        let rebuilt = OpenCl::new(entry.clone(), dir.path()).unwrap();
+        let warnings = &rebuilt.program_origin().warnings;
+        assert!(rebuilt.program_origin().compiled);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("is unusable") && warnings[0].contains(expected), "{warnings:?}");
+        assert!(warnings[0].contains("rebuilding it"), "{warnings:?}");
+        let report = run_suite(&rebuilt, Suite::Ntt, 1);
+        assert!(report.passed(), "{report}");
+        drop(rebuilt);
+        assert_eq!(std::fs::read(&files[0]).unwrap().len(), good.len(), "the file was rewritten whole");
+    }
+    let key_file = cache::path(dir.path(), &cache::ProgramKey([0; 32]));
+    assert_ne!(files[0], key_file, "files are named by their key");
+}
+
+fn flipped(bytes: &[u8]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let middle = out.len() / 2;
+    out[middle] ^= 0x40;
+    out
+}
+
+#[test]
+fn devices_are_chosen_by_name_or_index() {
+    if skipped() {
+        return;
+    }
+    let count = devices().len() as u32;
+    let dir = tempfile::tempdir().unwrap();
+    let options = |extra: &str| format!("cache_dir = {:?}\n{extra}", dir.path().display().to_string());
+    let request = OpenRequest { device: count, threads: 0, options: options("").as_str().into() };
+    let e = OpenCl::open(&request).err().unwrap();
+    assert_eq!(e.kind, ErrorKind::NO_DEVICE);
+    assert!(e.message.contains(&format!("device {count} does not exist")), "{e}");
+    let request =
+        OpenRequest { device: 0, threads: 0, options: options("device_name = \"no such device\"").as_str().into() };
+    let e = OpenCl::open(&request).err().unwrap();
+    assert!(e.message.contains("no OpenCL device's name contains \"no such device\""), "{e}");
+    let name = device().unwrap().name;
+    let request = OpenRequest {
+        device: count + 5,
+        threads: 0,
+        options: options(&format!("device_name = {name:?}")).as_str().into(),
+    };
+    let backend = OpenCl::open(&request).unwrap();
+    assert!(backend.device_name().contains(&name));
+}
