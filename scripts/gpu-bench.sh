@@ -1,94 +1,164 @@
 #!/usr/bin/env bash
 # On the GPU machine, from a bundle made by scripts/gpu-bundle.sh:
 #   .device-bundle/gpu-bench.sh [BUNDLE]     (LOG2=20 by default: chain:2^LOG2)
-# 1. conformance of each CUDA variant (and the raw primitive times at 2^LOG2);
-# 2. proofs with fixed r and s from every backend, compared byte for byte with the CPU's;
-# 3. the first proof of a fresh process, per GPU backend;
-# 4. chain:2^LOG2 end to end (synthesis included) on every backend in the same run;
-# 5. `bellhop ab` of cuda against cuda-pinned.
-# Prints one table; logs and reports go to $OUT (default ./gpu-bench-out).
+# Stage `ours` (STAGES, default "ours peers"):
+# 1. parameters for chain:2^LOG2; the OpenCL backend's first proof with an empty program
+#    cache (cold: the driver compiles the kernels), then with the cache (warm);
+# 2. conformance of each GPU backend (and the raw primitive times at 2^LOG2), and the
+#    backends' own GPU test binaries;
+# 3. proofs with fixed r and s from every backend, compared byte for byte with the CPU's;
+# 4. the first proof of a fresh process, per backend;
+# 5. chain:2^LOG2 end to end (synthesis included) on every backend (BENCH picks them);
+# 6. `bellhop ab` of cuda against cuda-pinned.
+# Stage `peers`: bellperson's own provers on the same circuit and parameter file: CPU,
+# OpenCL, supraseal-c2 (the bundle's bellperson-peer-* builds).
+# Each stage fits one 10-minute call: run them as two calls with the same WORK directory
+# (kept between the calls) and the second prints the table of both.
+# Results go to $WORK (default: a new temporary directory) and are copied to $OUT.
 set -euo pipefail
 bundle="$(cd "${1:-$(dirname "$0")}" && pwd)"
 out="${OUT:-gpu-bench-out}"
-mkdir -p "$out"
+work="${WORK:-$(mktemp -d)}"
+mkdir -p "$out" "$work"
+work="$(cd "$work" && pwd)"
 export BELLHOP_PLUGIN_DIR="$bundle"
+# Program caches (the OpenCL backend's) live with the run.
+export BELLHOP_CACHE_DIR="$work/cache"
 bh="$bundle/bellhop"
 log2="${LOG2:-20}"
 circuit="chain:$((1 << log2))"
-work="$(mktemp -d)"
+stages="${STAGES:-ours peers}"
 backends="${BACKENDS:-cpu cuda cuda-pinned}"
-[[ -f "$bundle/libbellhop_backend_opencl.so" ]] && backends="$backends opencl"
+[[ -f "$bundle/libbellhop_backend_opencl.so" && " $backends " != *" opencl "* ]] && backends="$backends opencl"
+bench_backends="${BENCH:-$backends}"
 for b in $backends; do
     printf '[backend]\nplugin = "%s"\n[params]\ndir = "%s"\n' "$b" "$work" >"$work/$b.toml"
 done
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
-exec > >(tee "$out/log.txt") 2>&1
+exec > >(tee -a "$work/log.txt") 2>&1
+trap 'cp -r "$work"/*.json "$work"/*.txt "$work"/ab "$out"/ 2>/dev/null || true' EXIT
 
-echo "== $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname): $(nproc) cores"
+# NVIDIA's OpenCL library is installed but not registered with the ICD loader there:
+# register it for this process (and hide PoCL, so the devices are the GPUs).
+if nvidia-smi -L >/dev/null 2>&1 && ldconfig -p | grep -q libnvidia-opencl.so.1; then
+    mkdir -p "$work/icd"
+    echo libnvidia-opencl.so.1 >"$work/icd/nvidia.icd"
+    export OCL_ICD_VENDORS="$work/icd"
+fi
+
+echo "== $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname): $(nproc) cores; stages: $stages"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-"$bh" plugins
-
-echo "== conformance, and raw primitive times at 2^$log2"
 status=0
-gpu_backends=$(echo "$backends" | tr ' ' '\n' | grep -v '^cpu$' || true)
-for v in $gpu_backends; do
-    "$bh" conformance "$v" --time-at "$log2" | tee "$work/conformance-$v.txt" | grep -E "passed|primitive|^  " || status=1
-done
-[[ -x "$bundle/cuda-gpu-tests" ]] && { "$bundle/cuda-gpu-tests" --test-threads 1 || status=1; }
 
-echo "== parameters for $circuit"
-t0=$(now)
-"$bh" --config "$work/cpu.toml" params gen "$circuit"
-echo "params gen: $(since "$t0") s"
+if [[ " $stages " == *" ours "* ]]; then
+    "$bh" plugins
 
-echo "== proofs with fixed r and s, compared with the CPU backend's"
-for b in $backends; do
-    "$bh" --config "$work/$b.toml" prove "$circuit" --count 2 --insecure-blinding-seed 7 --out "$work/$b.proofs" >/dev/null
-    if cmp -s "$work/cpu.proofs" "$work/$b.proofs"; then echo "$b: identical to cpu"; else echo "$b: DIFFERS from cpu"; status=1; fi
-done
-
-echo "== first proof of a fresh process (process wall time: start, params, kept bases, proof, verify)"
-declare -A first
-for b in $backends; do
+    echo "== parameters for $circuit"
     t0=$(now)
-    "$bh" --config "$work/$b.toml" prove "$circuit" --json >"$work/first-$b.json"
-    first[$b]=$(since "$t0")
-    echo "$b: ${first[$b]} s"
-done
+    "$bh" --config "$work/cpu.toml" params gen "$circuit"
+    echo "params gen: $(since "$t0") s"
 
-echo "== $circuit end to end, after one warm-up proof"
-for b in $backends; do
-    runs=5
-    [[ $b == cpu ]] && runs=3
-    "$bh" --config "$work/$b.toml" bench "$circuit" --runs "$runs" --warmup 1 --json >"$out/bench-$b.json"
-done
+    if [[ " $backends " == *" opencl "* ]]; then
+        echo "== opencl: first proof of a fresh process, cold (empty program cache) then warm"
+        rm -rf "$BELLHOP_CACHE_DIR/opencl"
+        for state in cold warm; do
+            t0=$(now)
+            "$bh" --config "$work/opencl.toml" prove "$circuit" --json >"$work/first-opencl-$state.json"
+            echo "opencl $state: $(since "$t0") s" | tee "$work/first-opencl-$state.txt"
+        done
+    fi
 
-echo "== ab: cuda (A) against cuda-pinned (B)"
-[[ " $backends " == *" cuda-pinned "* ]] && "$bh" ab "$circuit" --set-a backend.plugin=cuda --set-b backend.plugin=cuda-pinned \
-    --set-a "params.dir=\"$work\"" --set-b "params.dir=\"$work\"" --runs 12 --report "$out/ab" | tail -20
+    echo "== conformance, and raw primitive times at 2^$log2"
+    for v in $(echo "$backends" | tr ' ' '\n' | grep -v '^cpu$' || true); do
+        "$bh" conformance "$v" --time-at "$log2" | tee "$work/conformance-$v.txt" | grep -E "passed|primitive|^  " || status=1
+    done
+    [[ -x "$bundle/cuda-gpu-tests" ]] && { "$bundle/cuda-gpu-tests" --test-threads 1 || status=1; }
+    [[ -x "$bundle/opencl-device-tests" ]] && { BELLHOP_OPENCL_DEVICE=NVIDIA "$bundle/opencl-device-tests" --test-threads 1 || status=1; }
+
+    echo "== proofs with fixed r and s, compared with the CPU backend's"
+    for b in $backends; do
+        "$bh" --config "$work/$b.toml" prove "$circuit" --count 2 --insecure-blinding-seed 7 --out "$work/$b.proofs" >/dev/null
+        if cmp -s "$work/cpu.proofs" "$work/$b.proofs"; then echo "$b: identical to cpu"; else echo "$b: DIFFERS from cpu"; status=1; fi
+    done
+
+    echo "== first proof of a fresh process (process wall time: start, params, kept bases, proof, verify)"
+    for b in $backends; do
+        t0=$(now)
+        "$bh" --config "$work/$b.toml" prove "$circuit" --json >"$work/first-$b.json"
+        echo "$b: $(since "$t0") s" | tee "$work/first-$b.txt"
+    done
+
+    echo "== $circuit end to end, after one warm-up proof"
+    for b in $bench_backends; do
+        runs=5
+        [[ $b == cpu ]] && runs=2
+        "$bh" --config "$work/$b.toml" bench "$circuit" --runs "$runs" --warmup 1 --json >"$work/bench-$b.json"
+    done
+
+    if [[ " $backends " == *" cuda-pinned "* ]]; then
+        echo "== ab: cuda (A) against cuda-pinned (B)"
+        "$bh" ab "$circuit" --set-a backend.plugin=cuda --set-b backend.plugin=cuda-pinned \
+            --set-a "params.dir=\"$work\"" --set-b "params.dir=\"$work\"" --runs 12 --report "$work/ab" | tail -20
+    fi
+fi
+
+if [[ " $stages " == *" peers "* ]]; then
+    echo "== peers: bellperson's own provers on $circuit, the same parameter file"
+    # The file `bellhop params gen` wrote in stage ours (host/src/params.rs: file_name).
+    params="$work/bellhop-$(echo "$circuit" | sed 's/[^A-Za-z0-9-]/-/g').params"
+    [[ -f "$params" ]] || { echo "no $params: run stage ours first with the same WORK"; exit 1; }
+    peer() { # name, binary, environment...
+        local name=$1 bin=$2
+        shift 2
+        [[ -x "$bin" ]] || { echo "$name: not in the bundle"; return; }
+        env "$@" "$bin" "$circuit" --params "$params" --runs "${PEER_RUNS:-2}" >"$work/peer-$name.json" || { echo "$name: FAILED"; status=1; }
+        cat "$work/peer-$name.json"
+    }
+    peer bellperson-supraseal "$bundle/bellperson-peer-supraseal"
+    peer bellperson-opencl "$bundle/bellperson-peer-opencl"
+    peer bellperson-cpu "$bundle/bellperson-peer-opencl" BELLMAN_NO_GPU=1
+fi
 
 echo "== summary"
-python3 - "$out" "$work" $backends <<'PY'
-import json, re, sys
-out, work, backends = sys.argv[1], sys.argv[2], sys.argv[3:]
+python3 - "$work" $backends <<'PY'
+import glob, json, os, re, sys
+work, backends = sys.argv[1], sys.argv[2:]
 phases = ["synthesis", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify"]
-print(f"{'backend':<12} {'first':>7} {'proof':>7} " + " ".join(f"{p:>9}" for p in phases) + "  (seconds; proof = median sum of phases)")
+def load(name):
+    path = os.path.join(work, name)
+    return json.load(open(path)) if os.path.exists(path) else None
+def wall(name):
+    path = os.path.join(work, name)
+    return float(open(path).read().split()[-2]) if os.path.exists(path) else float("nan")
+print(f"{'prover':<24} {'first':>7} {'proof':>7} " + " ".join(f"{p:>9}" for p in phases))
+print("  first: process start to first verified proof (wall, s); proof: median per proof after warm-up (s)")
 for b in backends:
-    bench = json.load(open(f"{out}/bench-{b}.json"))
+    bench = load(f"bench-{b}.json")
+    if not bench:
+        continue
     sums = sorted(sum(row.get(p, 0.0) for p in phases + ["dealloc"]) for row in bench["per_proof"])
-    first = json.load(open(f"{work}/first-{b}.json"))
-    first_sum = sum(first["proofs"][0].get(p, 0.0) for p in phases + ["dealloc"]) if first.get("proofs") else float("nan")
     cells = " ".join(f"{bench['phases'][p]['median']:>9.4f}" for p in phases)
-    print(f"{b:<12} {first_sum:>7.3f} {sums[len(sums)//2]:>7.3f} {cells}")
+    print(f"bellhop {b:<16} {wall(f'first-{b}.txt'):>7.2f} {sums[len(sums)//2]:>7.3f} {cells}")
+for state in ["cold", "warm"]:
+    if os.path.exists(os.path.join(work, f"first-opencl-{state}.txt")):
+        print(f"bellhop opencl, first proof with a {state} program cache: {wall(f'first-opencl-{state}.txt'):.2f} s")
+for path in sorted(glob.glob(os.path.join(work, "peer-*.json"))):
+    try:
+        p = json.load(open(path))
+    except ValueError:
+        continue
+    print(f"{p['prover']:<24} {p['process_to_first_proof_s']:>7.2f} {p['median_s']:>7.3f}   (bellperson's own prover; synthesis included)")
 for v in [b for b in backends if b != "cpu"]:
-    text = open(f"{work}/conformance-{v}.txt").read()
-    raw = {m.group(1): float(m.group(2)) / 1e3 for m in re.finditer(r"^  (\w+)\s+([\d.]+)$", text, re.M)}
-    bench = json.load(open(f"{out}/bench-{v}.json"))["phases"]
-    gpu = sum(bench[p]["median"] for p in ["h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"])
+    path = os.path.join(work, f"conformance-{v}.txt")
+    bench = load(f"bench-{v}.json")
+    if not os.path.exists(path) or not bench:
+        continue
+    raw = {m.group(1): float(m.group(2)) / 1e3 for m in re.finditer(r"^  (\w+)\s+([\d.]+)$", open(path).read(), re.M)}
+    gpu = sum(bench["phases"][p]["median"] for p in ["h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"])
     # The prover's GPU work: compute_h, four G1 MSMs (h, l, a, b_g1) and one G2 MSM.
     prim = raw.get("compute_h", 0) + 4 * raw.get("msm_g1", 0) + raw.get("msm_g2", 0)
-    print(f"{v}: GPU phases {gpu:.3f} s; raw sppark primitives at the same size "
+    print(f"{v}: GPU phases {gpu:.3f} s; its raw primitives at the same size "
           f"(compute_h + 4 x msm_g1 + msm_g2) {prim:.3f} s; ratio {gpu / prim if prim else float('nan'):.2f}")
 PY
 exit $status

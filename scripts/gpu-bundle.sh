@@ -1,18 +1,33 @@
 #!/usr/bin/env bash
 # Builds what scripts/gpu-bench.sh runs on the GPU machine (which has no Rust) and copies
-# it into .device-bundle/: the release `bellhop`, every plugin, the CUDA crate's GPU test.
+# it into .device-bundle/: the release `bellhop`, every plugin, the GPU backends' device
+# tests, and (unless PEERS=0) bellperson's own provers from peers/ (OpenCL build, which
+# is also the CPU prover with BELLMAN_NO_GPU=1, and supraseal-c2 build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(scripts/cuda-toolchain.sh)"
+scripts/opencl-runtime.sh
 cargo build --release --locked --workspace --exclude bellhop-tests --exclude bellhop-benches
-test_bin=$(cargo test --release --locked -p bellhop-cuda --test gpu --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
+
+# The executable of integration test $2 of package $1, built in release.
+test_binary() {
+    cargo test --release --locked -p "$1" --test "$2" --no-run --message-format=json 2>/dev/null |
+        python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "gpu":
-        print(m["executable"])')
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == sys.argv[1]:
+        print(m["executable"])' "$2"
+}
 rm -rf .device-bundle && mkdir -p .device-bundle
 cp target/release/bellhop target/release/libbellhop_*.so .device-bundle/
-cp "$test_bin" .device-bundle/cuda-gpu-tests
+cp "$(test_binary bellhop-cuda gpu)" .device-bundle/cuda-gpu-tests
+cp "$(test_binary bellhop-opencl device)" .device-bundle/opencl-device-tests
+if [[ "${PEERS:-1}" != 0 ]]; then
+    for feature in opencl supraseal; do
+        cargo build --release --locked --manifest-path peers/Cargo.toml --features "$feature" --target-dir "peers/target/$feature"
+        cp "peers/target/$feature/release/bellperson-peer" ".device-bundle/bellperson-peer-$feature"
+    done
+fi
 cp scripts/gpu-bench.sh .device-bundle/
+strip .device-bundle/bellhop .device-bundle/*-tests .device-bundle/bellperson-peer-* 2>/dev/null || true
 du -sh .device-bundle
