@@ -36,7 +36,7 @@ for b in $backends; do
 done
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
-exec > >(tee -a "$work/log.txt") 2>&1
+exec > >(tee -a "$work/log.txt" "$out/log.txt") 2>&1
 trap 'cp -r "$work"/*.json "$work"/*.txt "$work"/ab "$out"/ 2>/dev/null || true' EXIT
 
 # NVIDIA's OpenCL library is installed but not registered with the ICD loader there:
