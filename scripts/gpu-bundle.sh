@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds what scripts/gpu-bench.sh runs on the GPU machine (which has no Rust) and copies
-# it into .device-bundle/: the release `bellhop`, every plugin, the GPU backends' device
-# tests, and (unless PEERS=0) bellperson's own provers from peers/ (OpenCL build, which
-# is also the CPU prover with BELLMAN_NO_GPU=1, and supraseal-c2 build).
+# it into .device-bundle/: the release `bellhop`, every plugin, the CUDA crate's GPU tests,
+# and (unless PEERS=0) bellperson's own provers from peers/ (the OpenCL build, which is
+# also the CPU prover with BELLMAN_NO_GPU=1, and the supraseal-c2 build). The OpenCL
+# crate's tests stay here: each compiles the program afresh, minutes on NVIDIA's driver;
+# `bellhop conformance opencl` checks it there, with the program cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(scripts/cuda-toolchain.sh)"
@@ -21,7 +23,6 @@ for line in sys.stdin:
 rm -rf .device-bundle && mkdir -p .device-bundle
 cp target/release/bellhop target/release/libbellhop_*.so .device-bundle/
 cp "$(test_binary bellhop-cuda gpu)" .device-bundle/cuda-gpu-tests
-cp "$(test_binary bellhop-opencl device)" .device-bundle/opencl-device-tests
 if [[ "${PEERS:-1}" != 0 ]]; then
     for feature in opencl supraseal; do
         cargo build --release --locked --manifest-path peers/Cargo.toml --features "$feature" --target-dir "peers/target/$feature"
