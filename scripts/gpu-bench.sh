@@ -14,7 +14,7 @@
 # OpenCL, supraseal-c2 (the bundle's bellperson-peer-* builds).
 # Each stage fits one 10-minute call: run them as two calls with the same WORK directory
 # (kept between the calls) and the second prints the table of both.
-# Results go to $WORK (default: a new temporary directory) and are copied to $OUT.
+# Results go to $WORK (default: a new temporary directory) and, as results.tgz, to $OUT.
 set -euo pipefail
 bundle="$(cd "${1:-$(dirname "$0")}" && pwd)"
 out="${OUT:-gpu-bench-out}"
@@ -38,7 +38,8 @@ conformance_backends="${CONFORMANCE:-$(echo "$backends" | tr ' ' '\n' | grep -v 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 exec > >(tee -a "$work/log.txt" "$out/log.txt") 2>&1
-trap 'cp -r "$work"/*.json "$work"/*.txt "$work"/ab "$out"/ 2>/dev/null || true' EXIT
+# Everything but parameters, proofs and caches, as one file (the device tool returns few files).
+trap 'tar czf "$out/results.tgz" -C "$work" --exclude="*.params" --exclude="*.proofs" --exclude=cache --exclude=icd . || true' EXIT
 
 # NVIDIA's OpenCL library is installed but not registered with the ICD loader there:
 # register it for this process (and hide PoCL, so the devices are the GPUs).
