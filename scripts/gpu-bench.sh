@@ -10,6 +10,8 @@
 # 4. the first proof of a fresh process, per backend;
 # 5. chain:2^LOG2 end to end (synthesis included) on every backend (BENCH picks them);
 # 6. `bellhop ab` of cuda against cuda-pinned.
+# Backends: every plugin in the bundle (cuda, cuda-pinned, opencl, cuda-supraseal) and cpu,
+# or BACKENDS.
 # Stage `peers`: bellperson's own provers on the same circuit and parameter file: CPU,
 # OpenCL, supraseal-c2 (the bundle's bellperson-peer-* builds).
 # Each stage fits one 10-minute call: run them as two calls with the same WORK directory
@@ -28,8 +30,15 @@ bh="$bundle/bellhop"
 log2="${LOG2:-20}"
 circuit="chain:$((1 << log2))"
 stages="${STAGES:-ours peers}"
-backends="${BACKENDS:-cpu cuda cuda-pinned}"
-[[ -f "$bundle/libbellhop_backend_opencl.so" && " $backends " != *" opencl "* ]] && backends="$backends opencl"
+# Every backend in the bundle, unless BACKENDS names some.
+if [[ -z "${BACKENDS:-}" ]]; then
+    backends=cpu
+    for b in cuda cuda-pinned opencl cuda-supraseal; do
+        [[ -f "$bundle/libbellhop_backend_${b//-/_}.so" ]] && backends="$backends $b"
+    done
+else
+    backends="$BACKENDS"
+fi
 bench_backends="${BENCH:-$backends}"
 for b in $backends; do
     printf '[backend]\nplugin = "%s"\n[params]\ndir = "%s"\n' "$b" "$work" >"$work/$b.toml"
@@ -134,7 +143,7 @@ echo "== summary"
 python3 - "$work" $backends <<'PY'
 import glob, json, os, re, sys
 work, backends = sys.argv[1], sys.argv[2:]
-phases = ["synthesis", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify"]
+phases = ["synthesis", "prove_batch", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify"]
 def load(name):
     path = os.path.join(work, name)
     return json.load(open(path)) if os.path.exists(path) else None
@@ -148,7 +157,7 @@ for b in backends:
     if not bench:
         continue
     sums = sorted(sum(row.get(p, 0.0) for p in phases + ["dealloc"]) for row in bench["per_proof"])
-    cells = " ".join(f"{bench['phases'][p]['median']:>9.4f}" for p in phases)
+    cells = " ".join(f"{bench['phases'].get(p, {}).get('median', 0.0):>9.4f}" for p in phases)
     print(f"bellhop {b:<16} {wall(f'first-{b}.txt'):>7.2f} {sums[len(sums)//2]:>7.3f} {cells}")
 for state in ["cold", "warm"]:
     if os.path.exists(os.path.join(work, f"first-opencl-{state}.txt")):
@@ -166,6 +175,8 @@ for v in [b for b in backends if b != "cpu"]:
         continue
     raw = {m.group(1): float(m.group(2)) / 1e3 for m in re.finditer(r"^  (\w+)\s+([\d.]+)$", open(path).read(), re.M)}
     gpu = sum(bench["phases"][p]["median"] for p in ["h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"])
+    if gpu == 0:
+        continue  # a fused backend: its proofs have no primitive phases
     # The prover's GPU work: compute_h, four G1 MSMs (h, l, a, b_g1) and one G2 MSM.
     prim = raw.get("compute_h", 0) + 4 * raw.get("msm_g1", 0) + raw.get("msm_g2", 0)
     print(f"{v}: GPU phases {gpu:.3f} s; its raw primitives at the same size "

@@ -22,4 +22,6 @@ fn main() {
     // Hopper (H100, H200) as native code, so the first call needs no JIT compile.
     nvcc.flag("-gencode").flag("arch=compute_90,code=sm_90");
     nvcc.file("cuda/bellhop_cuda.cu").compile("bellhop_cuda");
+    // The GPU list on its own, so that linking it does not pull in the kernels.
+    sppark::build::ccmd().file("cuda/devices.cu").compile("bellhop_cuda_devices");
 }

@@ -23,8 +23,10 @@ use tracing_subscriber::{layer::Context, registry::LookupSpan, Layer};
 use crate::memory;
 
 /// The phases of one proof, in the order the table shows them.
-pub const PHASES: [&str; 9] =
-    ["synthesis", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify", "dealloc"];
+/// `prove_batch` is the whole proof of a batch in one fused backend call (ABI 1.2); such
+/// proofs have no h or MSM phases.
+pub const PHASES: [&str; 10] =
+    ["synthesis", "prove_batch", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify", "dealloc"];
 
 /// The instant phase start times are measured from.
 fn epoch() -> Instant {

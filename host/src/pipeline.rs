@@ -1,8 +1,12 @@
 //! The proving pipeline: synthesis of the next batches overlaps proving of the current
 //! one (bounded lookahead); every proof is verified before it is returned (unless turned
-//! off); large buffers are freed off the hot path.
+//! off); large buffers are freed off the hot path. A backend with a fused `prove_batch`
+//! (ABI 1.2) proves each batch in one call; other backends through the primitives.
 
-use std::sync::mpsc::sync_channel;
+use std::sync::{
+    atomic::{AtomicBool, Ordering},
+    mpsc::sync_channel,
+};
 
 use bellhop_plugin_api::{
     backend::Backend,
@@ -114,6 +118,43 @@ pub struct PipelineOptions {
     pub randomness: Randomness,
 }
 
+/// Proves one synthesized batch, whose first proof is number `first`, with the backend's
+/// fused `prove_batch`, and verifies the proofs; `Ok(None)` if the backend has none.
+fn prove_batch_fused(
+    backend: &dyn Backend,
+    srs: &Srs,
+    first: usize,
+    synthesized: &[(Job, Assignment)],
+    options: &PipelineOptions,
+) -> Result<Option<Vec<ProvedJob>>, PipelineError> {
+    let fail = |index, error| PipelineError::Prove { index, error };
+    let mut blindings = Vec::with_capacity(synthesized.len());
+    for (offset, (job, assignment)) in synthesized.iter().enumerate() {
+        prover::check_inputs(srs, assignment, &job.circuit).map_err(|e| fail(first + offset, e))?;
+        blindings.push(options.randomness.blinding(first + offset)?);
+    }
+    let assignments: Vec<&Assignment> = synthesized.iter().map(|(_, a)| a).collect();
+    let proofs = {
+        let _batch = info_span!("batch", first = first as u64, count = synthesized.len() as u64).entered();
+        match prover::prove_fused(backend, srs, &assignments, &blindings).map_err(|e| fail(first, e))? {
+            Some(proofs) => proofs,
+            None => return Ok(None),
+        }
+    };
+    let mut proved = Vec::with_capacity(proofs.len());
+    for (offset, ((job, assignment), proof)) in synthesized.iter().zip(proofs).enumerate() {
+        let index = first + offset;
+        let _proof = info_span!("proof", index = index as u64).entered();
+        let circuit = job.circuit.to_string();
+        let public_inputs = prover::public_inputs(assignment);
+        if options.verify {
+            prover::verify(srs, &proof, &public_inputs, &circuit).map_err(|e| fail(index, e))?;
+        }
+        proved.push(ProvedJob { index, circuit, proof, public_inputs });
+    }
+    Ok(Some(proved))
+}
+
 /// Proves `batches` of jobs (each batch synthesized in one strategy call) with `srs`,
 /// calling `on_proof` as each proof is done.
 pub fn prove_batches(
@@ -142,7 +183,22 @@ pub fn prove_batches(
         }
         Ok(jobs.iter().cloned().zip(assignments).collect())
     };
+    // Tried on the first batch; a backend without it answers UNSUPPORTED once.
+    let fused = AtomicBool::new(true);
     let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
+        if fused.load(Ordering::Relaxed) {
+            match prove_batch_fused(backend, srs, firsts[batch], &synthesized, options)? {
+                Some(proved) => {
+                    for p in &proved {
+                        on_proof(p);
+                    }
+                    out.extend(proved);
+                    dealloc.drop_later(synthesized);
+                    return Ok(());
+                }
+                None => fused.store(false, Ordering::Relaxed),
+            }
+        }
         for (offset, (job, assignment)) in synthesized.into_iter().enumerate() {
             let index = firsts[batch] + offset;
             let _proof = info_span!("proof", index = index as u64).entered();

@@ -5,7 +5,7 @@ use bellhop_plugin_api::{
     cast, cast_slice,
     strategy::{Assignment, Density},
     types::Fr,
-    PluginError,
+    ErrorKind, PluginError,
 };
 use bellperson::groth16::{verify_proof, Proof};
 use blstrs::{Bls12, G1Projective, G2Projective, Scalar};
@@ -84,11 +84,8 @@ pub fn prove(
     circuit: &str,
     dealloc: &Dealloc,
 ) -> Result<(Proof<Bls12>, Vec<Scalar>), ProveError> {
-    srs.check_fits(&assignment, circuit)?;
+    check_inputs(srs, &assignment, circuit)?;
     let vk = &srs.vk;
-    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
-        return Err(ProveError::SubvertedParameters);
-    }
     let Assignment { mut a, mut b, mut c, inputs, aux, a_aux_density, b_input_density, b_aux_density } = assignment;
 
     let h = {
@@ -139,6 +136,49 @@ pub fn prove(
     let public_inputs = cast_slice::<Fr, Scalar>(&inputs[1..]).to_vec();
     dealloc.drop_later(inputs);
     Ok((proof, public_inputs))
+}
+
+/// Checks that `srs` fits `assignment` of `circuit` and is not subverted.
+pub fn check_inputs(srs: &Srs, assignment: &Assignment, circuit: &str) -> Result<(), ProveError> {
+    srs.check_fits(assignment, circuit)?;
+    if bool::from(srs.vk.delta_g1.is_identity() | srs.vk.delta_g2.is_identity()) {
+        return Err(ProveError::SubvertedParameters);
+    }
+    Ok(())
+}
+
+/// The public inputs of `assignment`, without the constant one.
+pub fn public_inputs(assignment: &Assignment) -> Vec<Scalar> {
+    cast_slice::<Fr, Scalar>(&assignment.inputs[1..]).to_vec()
+}
+
+/// Proves a batch of assignments (one circuit shape) in one fused backend call
+/// ([`Backend::prove_batch`], ABI 1.2), with `blindings[i]` for proof `i`. `Ok(None)` if
+/// the backend does not offer it; the caller then proves with the primitives.
+pub fn prove_fused(
+    backend: &dyn Backend,
+    srs: &Srs,
+    assignments: &[&Assignment],
+    blindings: &[Blinding],
+) -> Result<Option<Vec<Proof<Bls12>>>, ProveError> {
+    // supraseal-c2 opens parameter files by a C string path.
+    let Some(path) = srs.path.to_str() else { return Ok(None) };
+    let r: Vec<Fr> = blindings.iter().map(|b| cast(b.r)).collect();
+    let s: Vec<Fr> = blindings.iter().map(|b| cast(b.s)).collect();
+    let _span = info_span!("prove_batch").entered();
+    let proofs = match backend.prove_batch(path, assignments, &r, &s) {
+        Ok(proofs) => proofs,
+        Err(e) if e.kind == ErrorKind::UNSUPPORTED => return Ok(None),
+        Err(error) => return Err(ProveError::Backend { phase: "prove_batch", error }),
+    };
+    if proofs.len() != assignments.len() {
+        let error = PluginError::new(
+            ErrorKind::INTERNAL,
+            format!("prove_batch returned {} proofs for {} assignments", proofs.len(), assignments.len()),
+        );
+        return Err(ProveError::Backend { phase: "prove_batch", error });
+    }
+    Ok(Some(proofs.into_iter().map(|p| Proof { a: cast(p.a), b: cast(p.b), c: cast(p.c) }).collect()))
 }
 
 /// Checks `proof` against `public_inputs` (without the constant one) with bellperson's

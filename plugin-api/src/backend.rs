@@ -14,13 +14,18 @@ use abi_stable::{
     library::RootModule,
     sabi_trait,
     sabi_types::VersionStrings,
-    std_types::{RBox, RResult, RResult::ROk, RSlice, RSliceMut, RVec},
+    std_types::{
+        RBox, RResult,
+        RResult::{RErr, ROk},
+        RSlice, RSliceMut, RStr, RVec,
+    },
     StableAbi,
 };
 
 use crate::{
     guard::guard,
-    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
+    strategy::Assignment,
+    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof},
     version::ABI_VERSION_STRINGS,
     BuildInfo, Description, OpenRequest, PhaseTiming, PluginError, PluginInfo, PluginKind,
 };
@@ -75,6 +80,48 @@ pub trait Backend: Send + Sync {
     fn release_bases(&self) -> Result<(), PluginError> {
         Ok(())
     }
+    /// ABI 1.2. Whole Groth16 proofs of `assignments` (one circuit shape) in one fused
+    /// call, for backends with [`Capabilities::PROVE_BATCH`](crate::Capabilities): `params`
+    /// is the path of the parameter file (bellperson's format) the host proves with, and
+    /// `r[i]`, `s[i]` blind proof `i`. The proofs must equal the host's own for the same
+    /// `r` and `s`. The default is an [`ErrorKind::UNSUPPORTED`](crate::ErrorKind) error,
+    /// on which the host proves with the primitives instead.
+    fn prove_batch(
+        &self,
+        params: &str,
+        assignments: &[&Assignment],
+        r: &[Fr],
+        s: &[Fr],
+    ) -> Result<Vec<Proof>, PluginError> {
+        let _ = (params, assignments, r, s);
+        Err(PluginError::unsupported("prove_batch"))
+    }
+}
+
+/// Refuses a [`Backend::prove_batch`] call whose blinding lists do not match its
+/// assignments, or whose assignments are of different sizes
+/// ([`ErrorKind::INVALID_INPUT`](crate::ErrorKind)).
+pub fn check_prove_batch(assignments: &[&Assignment], r: &[Fr], s: &[Fr]) -> Result<(), PluginError> {
+    if r.len() != assignments.len() || s.len() != assignments.len() {
+        return Err(PluginError::invalid_input(format!(
+            "prove_batch: {} assignments but {} values of r and {} of s; one pair is needed per proof",
+            assignments.len(),
+            r.len(),
+            s.len()
+        )));
+    }
+    let shape = |a: &Assignment| (a.a.len(), a.b.len(), a.c.len(), a.inputs.len(), a.aux.len());
+    if let Some(first) = assignments.first() {
+        if let Some(other) = assignments.iter().find(|a| shape(a) != shape(first)) {
+            return Err(PluginError::invalid_input(format!(
+                "prove_batch: the assignments are of different shapes ({:?} and {:?}: A, B, C, inputs, aux); \
+                 a batch must be of one circuit shape",
+                shape(first),
+                shape(other)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The 2-adicity of Fr: NTTs take lengths up to `2^FR_TWO_ADICITY`.
@@ -160,6 +207,17 @@ pub trait BackendObject: Send + Sync {
     fn release_bases(&self) -> RResult<(), PluginError> {
         ROk(())
     }
+    /// See [`Backend::prove_batch`]. ABI 1.2.
+    fn prove_batch(
+        &self,
+        params: RStr<'_>,
+        assignments: RSlice<'_, &Assignment>,
+        r: RSlice<'_, Fr>,
+        s: RSlice<'_, Fr>,
+    ) -> RResult<RVec<Proof>, PluginError> {
+        let _ = (params, assignments, r, s);
+        RErr(PluginError::unsupported("prove_batch"))
+    }
 }
 
 /// An opened backend as it crosses the ABI.
@@ -205,6 +263,17 @@ impl<T: Backend> BackendObject for Exported<T> {
     fn release_bases(&self) -> RResult<(), PluginError> {
         guard("release_bases", || self.0.release_bases())
     }
+    fn prove_batch(
+        &self,
+        params: RStr<'_>,
+        assignments: RSlice<'_, &Assignment>,
+        r: RSlice<'_, Fr>,
+        s: RSlice<'_, Fr>,
+    ) -> RResult<RVec<Proof>, PluginError> {
+        guard("prove_batch", || {
+            self.0.prove_batch(params.as_str(), assignments.as_slice(), r.as_slice(), s.as_slice()).map(RVec::from)
+        })
+    }
 }
 
 impl Backend for BackendBox {
@@ -232,6 +301,17 @@ impl Backend for BackendBox {
 
     fn release_bases(&self) -> Result<(), PluginError> {
         BackendObject_TO::release_bases(self).into()
+    }
+    fn prove_batch(
+        &self,
+        params: &str,
+        assignments: &[&Assignment],
+        r: &[Fr],
+        s: &[Fr],
+    ) -> Result<Vec<Proof>, PluginError> {
+        BackendObject_TO::prove_batch(self, params.into(), assignments.into(), r.into(), s.into())
+            .into_result()
+            .map(RVec::into_vec)
     }
 }
 

@@ -88,14 +88,17 @@ impl Capabilities {
     pub const GPU: Self = Self(1 << 4);
     /// Synthesis in parallel across the jobs of a batch (strategies).
     pub const PARALLEL_BATCH: Self = Self(1 << 5);
+    /// Whole proofs of a batch in one call (`Backend::prove_batch`, ABI 1.2).
+    pub const PROVE_BATCH: Self = Self(1 << 6);
 
-    const NAMES: [(Self, &'static str); 6] = [
+    const NAMES: [(Self, &'static str); 7] = [
         (Self::MSM_G1, "msm_g1"),
         (Self::MSM_G2, "msm_g2"),
         (Self::NTT, "ntt"),
         (Self::COMPUTE_H, "compute_h"),
         (Self::GPU, "gpu"),
         (Self::PARALLEL_BATCH, "parallel_batch"),
+        (Self::PROVE_BATCH, "prove_batch"),
     ];
 
     /// Whether every flag of `other` is set.

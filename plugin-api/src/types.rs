@@ -77,3 +77,16 @@ pub struct G2Projective {
     /// Z.
     pub z: Fp2,
 }
+
+/// A Groth16 proof: the points A, B and C in affine form, in this order (supraseal-c2's
+/// `groth16_proof` has the same layout).
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Proof {
+    /// A.
+    pub a: G1Affine,
+    /// B.
+    pub b: G2Affine,
+    /// C.
+    pub c: G1Affine,
+}

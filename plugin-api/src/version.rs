@@ -27,6 +27,8 @@
 //! - 1.0: `msm_g1`, `msm_g2`, `ntt`, `compute_h`; strategies' `synthesize`.
 //! - 1.1: `Backend::keep_bases` / `release_bases` (the host's promise that the parameter
 //!   bases stay put, so a GPU backend keeps them resident).
+//! - 1.2: `Backend::prove_batch` and [`Capabilities::PROVE_BATCH`](crate::Capabilities):
+//!   whole proofs of a batch in one fused call (supraseal-c2).
 
 use std::fmt;
 
@@ -43,10 +45,10 @@ pub struct AbiVersion {
 }
 
 /// The ABI version this crate defines.
-pub const ABI_VERSION: AbiVersion = AbiVersion { major: 1, minor: 1 };
+pub const ABI_VERSION: AbiVersion = AbiVersion { major: 1, minor: 2 };
 
 /// [`ABI_VERSION`] as `abi_stable` version strings, for the root modules.
-pub(crate) const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.1.0");
+pub(crate) const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.2.0");
 
 impl AbiVersion {
     /// Whether a plugin built for `self` can be loaded by a host speaking `host`: the same

@@ -61,30 +61,6 @@ template<class T> static RustError::by_value failure(const T& e)
     catch (const cuda_error& e) { return failure(e); }                \
     catch (const std::bad_alloc&) { return RustError{ENOMEM, "out of host memory"}; }
 
-// What `describe` shows of a GPU.
-struct bellhop_gpu_info {
-    char name[256];
-    size_t memory_bytes;
-    uint32_t sm_count;
-};
-
-extern "C" size_t bellhop_cuda_device_count()
-{
-    return ngpus();
-}
-
-extern "C" RustError::by_value bellhop_cuda_device_info(size_t index, bellhop_gpu_info* out)
-{
-    if (index >= ngpus())
-        return RustError{cudaErrorInvalidDevice, "no such GPU"};
-    const cudaDeviceProp& prop = gpu_props((int)index);
-    std::strncpy(out->name, prop.name, sizeof(out->name) - 1);
-    out->name[sizeof(out->name) - 1] = 0;
-    out->memory_bytes = prop.totalGlobalMem;
-    out->sm_count = prop.multiProcessorCount;
-    return RustError{cudaSuccess};
-}
-
 // A reusable page-locked host buffer: staging for every transfer of the pinned variant.
 class pinned_buffer {
     void* ptr = nullptr;

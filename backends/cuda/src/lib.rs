@@ -99,30 +99,45 @@ pub fn gpus() -> Vec<DeviceInfo> {
         .collect()
 }
 
+/// Refuses to open GPU `device` for backend `name` unless it exists, with the fix in the message.
+pub fn check_device(name: &str, device: u32) -> Result<(), PluginError> {
+    let count = gpus().len();
+    if count == 0 {
+        return Err(PluginError::new(
+            ErrorKind::NO_DEVICE,
+            format!(
+                "the {name} backend found no CUDA GPU on this machine (none visible, or no NVIDIA driver); \
+                 use [backend] plugin = \"cpu\", or set [backend] fallback = \"cpu\""
+            ),
+        ));
+    }
+    if device as usize >= count {
+        return Err(PluginError::new(
+            ErrorKind::NO_DEVICE,
+            format!("GPU {device} does not exist: this machine has {count} (0 to {}); set [backend] device", count - 1),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses any `[backend.options]` for backend `name`, which takes none.
+pub fn refuse_options(name: &str, options: &str) -> Result<(), PluginError> {
+    let options: toml::Table = options
+        .parse()
+        .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("[backend.options] is not valid TOML: {e}")))?;
+    match options.keys().next() {
+        Some(key) => Err(PluginError::new(
+            ErrorKind::OPTIONS,
+            format!("unknown option `{key}` in [backend.options]: the {name} backend takes no options"),
+        )),
+        None => Ok(()),
+    }
+}
+
 impl<V: Variant> CudaBackend<V> {
     /// Opens GPU `device`.
     pub fn new(device: u32) -> Result<Self, PluginError> {
-        let gpus = gpus();
-        if gpus.is_empty() {
-            return Err(PluginError::new(
-                ErrorKind::NO_DEVICE,
-                format!(
-                    "the {} backend found no CUDA GPU on this machine (none visible, or no NVIDIA driver); \
-                     use [backend] plugin = \"cpu\", or set [backend] fallback = \"cpu\"",
-                    V::NAME
-                ),
-            ));
-        }
-        if device as usize >= gpus.len() {
-            return Err(PluginError::new(
-                ErrorKind::NO_DEVICE,
-                format!(
-                    "GPU {device} does not exist: this machine has {} (0 to {}); set [backend] device",
-                    gpus.len(),
-                    gpus.len() - 1
-                ),
-            ));
-        }
+        check_device(V::NAME, device)?;
         let mut ctx = std::ptr::null_mut();
         // SAFETY: `ctx` is a valid out-pointer; the device index was checked above.
         device_error("open", unsafe { ffi::bellhop_cuda_open(device as i32, V::PINNED, &mut ctx) })?;
@@ -212,22 +227,17 @@ impl<V: Variant> BackendPlugin for CudaBackend<V> {
         Description {
             name: V::NAME.into(),
             description: format!("CUDA (sppark): MSM G1/G2, NTT, compute_h on the GPU, resident bases; {transfers}"),
-            capabilities: Capabilities::MSM_G1 | Capabilities::MSM_G2 | Capabilities::NTT | Capabilities::COMPUTE_H,
+            capabilities: Capabilities::MSM_G1
+                | Capabilities::MSM_G2
+                | Capabilities::NTT
+                | Capabilities::COMPUTE_H
+                | Capabilities::GPU,
             devices: gpus(),
         }
     }
 
     fn open(request: &OpenRequest) -> Result<Self, PluginError> {
-        let options: toml::Table = request
-            .options
-            .parse()
-            .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("[backend.options] is not valid TOML: {e}")))?;
-        if let Some(key) = options.keys().next() {
-            return Err(PluginError::new(
-                ErrorKind::OPTIONS,
-                format!("unknown option `{key}` in [backend.options]: the {} backend takes no options", V::NAME),
-            ));
-        }
+        refuse_options(V::NAME, &request.options)?;
         Self::new(request.device)
     }
 }

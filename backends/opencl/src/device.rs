@@ -1,7 +1,12 @@
 //! OpenCL devices: enumeration across every platform, and one opened device with its
 //! compiled program (from the cache where it can be) and the kernels' launchers.
 
-use std::{path::Path, ptr, time::Instant};
+use std::{
+    path::Path,
+    ptr,
+    sync::{Mutex, PoisonError},
+    time::Instant,
+};
 
 use blstrs::{Fp, Fp2, G1Affine, G2Affine, Scalar};
 use ec_gpu::GpuName;
@@ -82,9 +87,15 @@ impl DeviceEntry {
     }
 }
 
+/// Serializes enumerating and opening devices: PoCL's first platform and device queries
+/// are not safe to make from several threads at once (seen: a crash in clGetDeviceInfo
+/// when two threads enumerated at the same time).
+static SETUP: Mutex<()> = Mutex::new(());
+
 /// Every device of every OpenCL platform, in platform order. No platform (no ICD loader
 /// configuration, no driver) is an empty list, not an error.
 pub fn devices() -> Vec<DeviceEntry> {
+    let _setup = SETUP.lock().unwrap_or_else(PoisonError::into_inner);
     let platforms: Vec<Platform> = get_platforms().unwrap_or_default();
     platforms
         .iter()
@@ -129,6 +140,7 @@ pub struct Gpu {
 impl Gpu {
     /// Opens `entry`, taking the program from `cache_dir` or compiling (and caching) it.
     pub fn open(entry: &DeviceEntry, cache_dir: &Path) -> Result<(Self, ProgramOrigin), String> {
+        let _setup = SETUP.lock().unwrap_or_else(PoisonError::into_inner);
         let device = entry.device();
         let context = Context::from_device(&device).map_err(|e| cl_error("clCreateContext", e))?;
         let queue = CommandQueue::create_default_with_properties(&context, 0, 0)

@@ -515,7 +515,11 @@ impl BackendPlugin for OpenCl {
             description: "OpenCL (ec-gpu-gen kernels, any platform): MSM G1/G2, NTT, compute_h on the device, \
                           resident bases, compiled-program cache"
                 .into(),
-            capabilities: Capabilities::MSM_G1 | Capabilities::MSM_G2 | Capabilities::NTT | Capabilities::COMPUTE_H,
+            capabilities: Capabilities::MSM_G1
+                | Capabilities::MSM_G2
+                | Capabilities::NTT
+                | Capabilities::COMPUTE_H
+                | Capabilities::GPU,
             devices: device_infos(&devices()),
         }
     }

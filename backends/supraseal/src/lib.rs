@@ -1,0 +1,172 @@
+//! Bellhop's `cuda-supraseal` backend: [`Backend::prove_batch`] proves a whole batch in
+//! one call to supraseal-c2's `generate_groth16_proofs` on the GPU (its own parameter
+//! loader, its own h and MSMs, the batch's circuits sharing the GPU); the host uses it for
+//! every batch. The primitives (for conformance, and for hosts that call them) are the CPU
+//! backend's: supraseal-c2 exports no primitives, and the `cuda` backend's kernels cannot
+//! be linked beside it (both define sppark's kernels, so the link fails on duplicates).
+
+use std::sync::{Mutex, PoisonError};
+
+use bellhop_cpu::CpuBackend;
+use bellhop_cuda::{check_device, gpus, refuse_options};
+use bellhop_plugin_api::{
+    backend::{check_prove_batch, Backend, BackendPlugin, NttDirection},
+    strategy::{Assignment, Density},
+    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof},
+    Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
+};
+use supraseal_c2::SRS;
+
+/// The plugin's name.
+pub const NAME: &str = "cuda-supraseal";
+
+extern "C" {
+    // supraseal-c2's C entry point (cuda/groth16_cuda.cu), called directly for its error
+    // code: the crate's Rust wrapper panics on errors.
+    fn generate_groth16_proofs_c(
+        provers: *const supraseal_c2::Assignment<Fr>,
+        num_circuits: usize,
+        r_s: *const Fr,
+        s_s: *const Fr,
+        proofs: *mut Proof,
+        srs: &SRS,
+    ) -> sppark::Error;
+}
+
+/// An opened GPU: supraseal's parameters of the last file proved with, and the CPU
+/// backend for the primitives.
+pub struct CudaSupraseal {
+    cpu: CpuBackend,
+    srs: Mutex<Option<(String, SRS)>>,
+}
+
+fn device_error(call: &str, error: sppark::Error) -> PluginError {
+    PluginError::new(ErrorKind::DEVICE, format!("{call}: CUDA error {}: {error}", error.code))
+}
+
+/// supraseal-c2's view of one density bitmap: words, bit length, set bits.
+fn density(d: &Density) -> (*const usize, usize, usize) {
+    let popcount = d.words.iter().map(|w| w.count_ones() as usize).sum();
+    (d.words.as_ptr().cast::<usize>(), d.len as usize, popcount)
+}
+
+impl CudaSupraseal {
+    /// Runs `f` with supraseal's parameters of `path`, loading them if the last call used
+    /// another file.
+    fn with_srs<T>(&self, path: &str, f: impl FnOnce(&SRS) -> T) -> Result<T, PluginError> {
+        let mut slot = self.srs.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.as_ref().map(|(p, _)| p.as_str()) != Some(path) {
+            *slot = None;
+            let srs = SRS::try_new(path.into(), false).map_err(|e| {
+                PluginError::new(
+                    ErrorKind::INVALID_INPUT,
+                    format!("supraseal-c2 cannot load the parameter file {path}: {e}"),
+                )
+            })?;
+            *slot = Some((path.to_string(), srs));
+        }
+        Ok(f(&slot.as_ref().expect("loaded above").1))
+    }
+}
+
+impl Backend for CudaSupraseal {
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
+        self.cpu.msm_g1(bases, scalars)
+    }
+
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
+        self.cpu.msm_g2(bases, scalars)
+    }
+
+    fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
+        self.cpu.ntt(values, direction)
+    }
+
+    fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
+        self.cpu.compute_h(a, b, c)
+    }
+
+    fn prove_batch(
+        &self,
+        params: &str,
+        assignments: &[&Assignment],
+        r: &[Fr],
+        s: &[Fr],
+    ) -> Result<Vec<Proof>, PluginError> {
+        check_prove_batch(assignments, r, s)?;
+        if assignments.is_empty() {
+            return Ok(Vec::new());
+        }
+        let provers: Vec<supraseal_c2::Assignment<Fr>> = assignments
+            .iter()
+            .map(|a| {
+                let (a_aux_density, a_aux_bit_len, a_aux_popcount) = density(&a.a_aux_density);
+                let (b_inp_density, b_inp_bit_len, b_inp_popcount) = density(&a.b_input_density);
+                let (b_aux_density, b_aux_bit_len, b_aux_popcount) = density(&a.b_aux_density);
+                supraseal_c2::Assignment {
+                    a_aux_density,
+                    a_aux_bit_len,
+                    a_aux_popcount,
+                    b_inp_density,
+                    b_inp_bit_len,
+                    b_inp_popcount,
+                    b_aux_density,
+                    b_aux_bit_len,
+                    b_aux_popcount,
+                    a: a.a.as_ptr(),
+                    b: a.b.as_ptr(),
+                    c: a.c.as_ptr(),
+                    abc_size: a.a.len(),
+                    inp_assignment_data: a.inputs.as_ptr(),
+                    inp_assignment_size: a.inputs.len(),
+                    aux_assignment_data: a.aux.as_ptr(),
+                    aux_assignment_size: a.aux.len(),
+                }
+            })
+            .collect();
+        let mut proofs = vec![Proof::default(); assignments.len()];
+        let error = self.with_srs(params, |srs| {
+            // SAFETY: every pointer in `provers` points into an assignment the caller keeps
+            // borrowed for this call, with the lengths given beside it (checked equal across
+            // the batch); `r`, `s` and `proofs` hold one element per assignment; `Fr` and
+            // `Proof` have the layouts of supraseal's `fr_t` and `groth16_proof`.
+            unsafe {
+                generate_groth16_proofs_c(
+                    provers.as_ptr(),
+                    provers.len(),
+                    r.as_ptr(),
+                    s.as_ptr(),
+                    proofs.as_mut_ptr(),
+                    srs,
+                )
+            }
+        })?;
+        if error.code != 0 {
+            return Err(device_error("prove_batch", error));
+        }
+        Ok(proofs)
+    }
+}
+
+impl BackendPlugin for CudaSupraseal {
+    fn describe() -> Description {
+        Description {
+            name: NAME.into(),
+            description: "whole batches in one call through supraseal-c2 on the GPU; primitives on the CPU (blst)"
+                .into(),
+            capabilities: Capabilities::MSM_G1
+                | Capabilities::MSM_G2
+                | Capabilities::NTT
+                | Capabilities::COMPUTE_H
+                | Capabilities::GPU
+                | Capabilities::PROVE_BATCH,
+            devices: gpus(),
+        }
+    }
+
+    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
+        refuse_options(NAME, &request.options)?;
+        check_device(NAME, request.device)?;
+        Ok(Self { cpu: CpuBackend::new(request.threads as usize)?, srs: Mutex::new(None) })
+    }
+}

@@ -1,0 +1,152 @@
+//! A backend's fused `prove_batch` (ABI 1.2): the pipeline uses it for whole batches, gets
+//! the same proofs as through the primitives, verifies them, times the phase, and reports
+//! a failing fused call as that phase's error.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bellhop::{
+    dealloc::Dealloc,
+    params::{self, Srs},
+    phases::{PhaseLayer, PhaseLog},
+    pipeline::{prove_batches, PipelineError, PipelineOptions, Randomness},
+    prover::{self, Blinding, ProveError},
+};
+use bellhop_circuits::CircuitSpec;
+use bellhop_cpu::CpuBackend;
+use bellhop_plugin_api::{
+    backend::{check_prove_batch, Backend, NttDirection},
+    cast,
+    strategy::{Assignment, Job, Strategy},
+    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof},
+    ErrorKind, OpenRequest, PhaseTiming, PluginError,
+};
+use bellhop_strategy_baseline::Baseline;
+use bellperson::groth16::generate_random_parameters;
+use blstrs::{Bls12, Scalar};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use tracing_subscriber::layer::SubscriberExt;
+
+/// The CPU backend with a fused `prove_batch` made of the host's own prover, so its proofs
+/// are known; or, with `fail`, one whose fused call fails.
+struct FusedCpu {
+    cpu: CpuBackend,
+    calls: AtomicUsize,
+    fail: bool,
+}
+
+impl Backend for FusedCpu {
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
+        self.cpu.msm_g1(bases, scalars)
+    }
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
+        self.cpu.msm_g2(bases, scalars)
+    }
+    fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
+        self.cpu.ntt(values, direction)
+    }
+    fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
+        self.cpu.compute_h(a, b, c)
+    }
+    fn prove_batch(
+        &self,
+        params: &str,
+        assignments: &[&Assignment],
+        r: &[Fr],
+        s: &[Fr],
+    ) -> Result<Vec<Proof>, PluginError> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        if self.fail {
+            return Err(PluginError::new(ErrorKind::DEVICE, "the device fell over"));
+        }
+        check_prove_batch(assignments, r, s)?;
+        let srs = Srs::read(std::path::Path::new(params), "fused", false).unwrap();
+        let dealloc = Dealloc::new();
+        Ok(assignments
+            .iter()
+            .zip(r.iter().zip(s))
+            .map(|(a, (r, s))| {
+                let blinding = Blinding { r: cast(*r), s: cast(*s) };
+                let (p, _) = prover::prove(&self.cpu, &srs, (*a).clone(), blinding, "fused", &dealloc).unwrap();
+                Proof { a: cast(p.a), b: cast(p.b), c: cast(p.c) }
+            })
+            .collect())
+    }
+}
+
+fn fused(fail: bool) -> FusedCpu {
+    FusedCpu { cpu: CpuBackend::new(2).unwrap(), calls: AtomicUsize::new(0), fail }
+}
+
+/// Two batches of two `poseidon-merkle:3` jobs with fixed r and s.
+fn setup(dir: &std::path::Path) -> (Srs, Vec<Vec<Job>>, PipelineOptions) {
+    let spec: CircuitSpec = "poseidon-merkle:3".parse().unwrap();
+    let path = dir.join(params::file_name(&spec.to_string()));
+    let p = generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(3))
+        .unwrap();
+    params::write(&p, &path).unwrap();
+    let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
+    let job = |seed| Job { circuit: spec.to_string().into(), seed, input: Default::default() };
+    let batches = vec![vec![job(1), job(2)], vec![job(3), job(4)]];
+    let blindings = (0..4u64).map(|i| Blinding { r: Scalar::from(10 + i), s: Scalar::from(20 + i) }).collect();
+    (srs, batches, PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(blindings) })
+}
+
+fn baseline() -> Baseline {
+    use bellhop_plugin_api::strategy::StrategyPlugin;
+    Baseline::open(&OpenRequest { device: 0, threads: 2, options: "".into() }).unwrap()
+}
+
+#[test]
+fn fused_batches_give_the_primitives_proofs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srs, batches, options) = setup(dir.path());
+    let strategy: &dyn Strategy = &baseline();
+    let plain =
+        prove_batches(&CpuBackend::new(2).unwrap(), strategy, &srs, batches.clone(), &options, &|_| {}).unwrap();
+
+    let backend = fused(false);
+    let log = PhaseLog::default();
+    let subscriber = tracing_subscriber::registry().with(PhaseLayer::new(log.clone()));
+    let proved = tracing::subscriber::with_default(subscriber, || {
+        prove_batches(&backend, strategy, &srs, batches, &options, &|_| {}).unwrap()
+    });
+    assert_eq!(backend.calls.load(Ordering::Relaxed), 2, "one fused call per batch");
+    let bytes = |v: &[bellhop::pipeline::ProvedJob]| v.iter().map(|p| p.proof_bytes()).collect::<Vec<_>>();
+    assert_eq!(bytes(&proved), bytes(&plain));
+    assert_eq!(
+        proved.iter().map(|p| &p.public_inputs).collect::<Vec<_>>(),
+        plain.iter().map(|p| &p.public_inputs).collect::<Vec<_>>()
+    );
+    let records = log.take();
+    let fused_phases: Vec<_> =
+        records.iter().filter(|r| r.phase == "prove_batch").map(|r| (r.first, r.count)).collect();
+    assert_eq!(fused_phases, [(0, 2), (2, 2)]);
+    assert_eq!(records.iter().filter(|r| r.phase == "verify").count(), 4, "every fused proof is verified");
+}
+
+#[test]
+fn a_failing_fused_call_names_its_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srs, batches, options) = setup(dir.path());
+    let backend = fused(true);
+    let e = prove_batches(&backend, &baseline(), &srs, batches, &options, &|_| {}).unwrap_err();
+    match &e {
+        PipelineError::Prove { index: 0, error: ProveError::Backend { phase: "prove_batch", error } } => {
+            assert_eq!(error.kind, ErrorKind::DEVICE)
+        }
+        other => panic!("unexpected {other}"),
+    }
+    assert!(e.to_string().contains("phase prove_batch") && e.to_string().contains("fell over"), "{e}");
+}
+
+#[test]
+fn prove_batch_inputs_are_checked() {
+    let a = Assignment::default();
+    let e = check_prove_batch(&[&a, &a], &[Fr::default()], &[Fr::default(); 2]).unwrap_err();
+    assert!(e.message.contains("2 assignments but 1 values of r"), "{e}");
+    let mut b = Assignment::default();
+    b.aux.push(Fr::default());
+    let e = check_prove_batch(&[&a, &b], &[Fr::default(); 2], &[Fr::default(); 2]).unwrap_err();
+    assert!(e.message.contains("one circuit shape"), "{e}");
+}
