@@ -42,6 +42,8 @@ fi
 bench_backends="${BENCH:-$backends}"
 for b in $backends; do
     printf '[backend]\nplugin = "%s"\n[params]\ndir = "%s"\n' "$b" "$work" >"$work/$b.toml"
+    # STRATEGY picks the synthesis strategy (default baseline); pce caches in $BELLHOP_CACHE_DIR.
+    [[ -n "${STRATEGY:-}" ]] && printf '[synthesis]\nstrategy = "%s"\n' "$STRATEGY" >>"$work/$b.toml"
 done
 conformance_backends="${CONFORMANCE:-$(echo "$backends" | tr ' ' '\n' | grep -v '^cpu$' | tr '\n' ' ')}"
 now() { date +%s.%N; }
