@@ -6,8 +6,7 @@
 //! (u64 LE), the binary, then a SHA-256 of everything before it.
 
 use std::{
-    fs,
-    io::{self, Write},
+    fs, io,
     path::{Path, PathBuf},
 };
 
@@ -95,22 +94,9 @@ fn encode(binary: &[u8], key: &ProgramKey) -> Vec<u8> {
     out
 }
 
-/// Writes `binary` for `key` into `dir`, through a temporary file and a rename, so a
-/// reader never sees half a file.
+/// Writes `binary` for `key` into `dir`, atomically, so a reader never sees half a file.
 pub fn write(dir: &Path, key: &ProgramKey, binary: &[u8]) -> io::Result<()> {
-    fs::create_dir_all(dir)?;
-    let path = path(dir, key);
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let result = (|| {
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(&encode(binary, key))?;
-        file.sync_all()?;
-        fs::rename(&tmp, &path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    bellhop_plugin_api::dirs::write_atomically(&path(dir, key), &encode(binary, key))
 }
 
 #[cfg(test)]

@@ -9,8 +9,7 @@
 //! last a SHA-256 of everything before it.
 
 use std::{
-    fs,
-    io::{self, Write},
+    fs, io,
     path::{Path, PathBuf},
 };
 
@@ -74,21 +73,9 @@ fn encode(recording: &Recording, circuit: &str) -> Vec<u8> {
     out
 }
 
-/// Writes `recording` for `circuit` into `dir`, through a temporary file and a rename.
+/// Writes `recording` for `circuit` into `dir`, atomically.
 pub(crate) fn write(dir: &Path, circuit: &str, recording: &Recording) -> io::Result<()> {
-    fs::create_dir_all(dir)?;
-    let path = path(dir, circuit);
-    let tmp = path.with_extension(format!("pce.tmp.{}", std::process::id()));
-    let result = (|| {
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(&encode(recording, circuit))?;
-        file.sync_all()?;
-        fs::rename(&tmp, &path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    bellhop_plugin_api::dirs::write_atomically(&path(dir, circuit), &encode(recording, circuit))
 }
 
 /// Reads the recording of `circuit` from `dir`: `Ok(None)` if there is none, `Err` with
