@@ -62,6 +62,13 @@ struct Kept<A> {
     buffer: Buffer<A>,
 }
 
+impl<A> Kept<A> {
+    /// The device copy of `bases` among `kept`: one kept at the same address, at least as long.
+    fn find<'a>(kept: &'a [Self], bases: &[A]) -> Option<&'a Buffer<A>> {
+        kept.iter().find(|k| k.ptr == bases.as_ptr() as usize && k.len >= bases.len()).map(|k| &k.buffer)
+    }
+}
+
 /// Device state; every call takes the lock, as OpenCL kernels are not shareable between threads.
 struct State {
     gpu: Gpu,
@@ -373,20 +380,14 @@ impl Backend for OpenCl {
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
         check_msm_lengths("msm_g1", bases.len(), scalars.len())?;
         let bases: &[blstrs::G1Affine] = cast_slice(bases);
-        let key = (bases.as_ptr() as usize, bases.len());
-        let out = self.msm(bases, cast_slice(scalars), |state| {
-            state.kept_g1.iter().find(|k| k.ptr == key.0 && k.len >= key.1).map(|k| &k.buffer)
-        })?;
+        let out = self.msm(bases, cast_slice(scalars), |state| Kept::find(&state.kept_g1, bases))?;
         Ok(cast(out))
     }
 
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
         check_msm_lengths("msm_g2", bases.len(), scalars.len())?;
         let bases: &[blstrs::G2Affine] = cast_slice(bases);
-        let key = (bases.as_ptr() as usize, bases.len());
-        let out = self.msm(bases, cast_slice(scalars), |state| {
-            state.kept_g2.iter().find(|k| k.ptr == key.0 && k.len >= key.1).map(|k| &k.buffer)
-        })?;
+        let out = self.msm(bases, cast_slice(scalars), |state| Kept::find(&state.kept_g2, bases))?;
         Ok(cast(out))
     }
 
