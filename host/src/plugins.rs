@@ -55,6 +55,20 @@ pub enum LoadError {
         /// The names that do exist.
         available: Vec<String>,
     },
+    /// The plugin needs a shared library this machine does not have.
+    #[error(
+        "`{}` needs the shared library `{library}`, which this machine does not have ({reason}); install it: \
+         for libOpenCL, an OpenCL ICD loader (scripts/opencl-runtime.sh installs it with PoCL)",
+        .path.display()
+    )]
+    MissingLibrary {
+        /// The plugin.
+        path: PathBuf,
+        /// The library it needs.
+        library: String,
+        /// What the dynamic loader said.
+        reason: String,
+    },
     /// The file is not a loadable shared library.
     #[error("`{}` is not a loadable shared library ({reason}); a plugin is the .so file a plugin crate builds", .path.display())]
     NotALibrary {
@@ -358,8 +372,22 @@ fn open_library(path: &Path) -> Result<libloading::Library, LoadError> {
     }
     // SAFETY: loading a library runs its initialisers. Plugins are trusted code, like the
     // executable itself; the operator chose the file or the directory it is in.
-    unsafe { libloading::Library::new(path) }
-        .map_err(|e| LoadError::NotALibrary { path: path.to_path_buf(), reason: e.to_string() })
+    unsafe { libloading::Library::new(path) }.map_err(|e| dlopen_error(path, e.to_string()))
+}
+
+/// Names a missing dependency (glibc: "libX.so.1: cannot open shared object file: ...")
+/// apart from a file that is not a library at all.
+fn dlopen_error(path: &Path, reason: String) -> LoadError {
+    let missing = reason
+        .split(": cannot open shared object file")
+        .next()
+        .filter(|head| head.len() < reason.len())
+        .map(|head| head.rsplit([' ', ':']).next().unwrap_or(head).to_string())
+        .filter(|library| !path.ends_with(library));
+    match missing {
+        Some(library) => LoadError::MissingLibrary { path: path.to_path_buf(), library, reason },
+        None => LoadError::NotALibrary { path: path.to_path_buf(), reason },
+    }
 }
 
 fn read_header(lib: &libloading::Library, path: &Path) -> Result<PluginHeader, LoadError> {
@@ -404,4 +432,23 @@ fn load_module<S: Seam>(path: &Path) -> Result<S::Module, LoadError> {
     let module = abi_header.upgrade().and_then(|h| h.init_root_module::<S::Module>()).map_err(layout)?;
     cache.insert(key, module);
     Ok(module)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_dependency_is_named() {
+        let plugin = Path::new("/plugins/libbellhop_backend_opencl.so");
+        let reason = "libOpenCL.so.1: cannot open shared object file: No such file or directory";
+        let e = dlopen_error(plugin, reason.into());
+        assert!(matches!(&e, LoadError::MissingLibrary { library, .. } if library == "libOpenCL.so.1"), "{e}");
+        assert!(e.to_string().contains("opencl-runtime.sh"), "{e}");
+        // The plugin itself unreadable, or not a library: no dependency to name.
+        let own = "/plugins/libbellhop_backend_opencl.so: cannot open shared object file: Permission denied";
+        assert!(matches!(dlopen_error(plugin, own.into()), LoadError::NotALibrary { .. }));
+        let junk = "/plugins/libbellhop_backend_opencl.so: invalid ELF header";
+        assert!(matches!(dlopen_error(plugin, junk.into()), LoadError::NotALibrary { .. }));
+    }
 }
