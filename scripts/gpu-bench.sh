@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, from a bundle made by scripts/gpu-bundle.sh:
-#   .device-bundle/gpu-bench.sh [BUNDLE]     (LOG2=20 by default: chain:2^LOG2)
+#   .device-bundle/gpu-bench.sh [BUNDLE]     (LOG2=20 by default: chain:2^LOG2; or CIRCUIT)
 # Stage `ours` (STAGES, default "ours peers"):
 # 1. parameters for chain:2^LOG2; the OpenCL backend's first proof with an empty program
 #    cache (cold: the driver compiles the kernels), then with the cache (warm);
@@ -28,7 +28,9 @@ export BELLHOP_PLUGIN_DIR="$bundle"
 export BELLHOP_CACHE_DIR="$work/cache"
 bh="$bundle/bellhop"
 log2="${LOG2:-20}"
-circuit="chain:$((1 << log2))"
+# CIRCUIT overrides the circuit (e.g. sha256-merkle:91, about 2^22 constraints; set LOG2=22
+# to time the primitives at its domain size).
+circuit="${CIRCUIT:-chain:$((1 << log2))}"
 stages="${STAGES:-ours peers}"
 # Every backend in the bundle, unless BACKENDS names some.
 if [[ -z "${BACKENDS:-}" ]]; then
