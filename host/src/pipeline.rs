@@ -183,8 +183,8 @@ pub fn prove_batches(
         }
         Ok(jobs.iter().cloned().zip(assignments).collect())
     };
-    // Tried on the first batch; a backend without it answers UNSUPPORTED once.
-    let fused = AtomicBool::new(true);
+    // Asked once, outside any phase; a backend that later says UNSUPPORTED is not asked again.
+    let fused = AtomicBool::new(prover::proves_batches(backend, srs));
     let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
         if fused.load(Ordering::Relaxed) {
             match prove_batch_fused(backend, srs, firsts[batch], &synthesized, options)? {

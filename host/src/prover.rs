@@ -152,6 +152,13 @@ pub fn public_inputs(assignment: &Assignment) -> Vec<Scalar> {
     cast_slice::<Fr, Scalar>(&assignment.inputs[1..]).to_vec()
 }
 
+/// Whether `backend` proves whole batches ([`Backend::prove_batch`]): asked with an empty
+/// batch, outside any phase, which such a backend answers with no proofs.
+pub fn proves_batches(backend: &dyn Backend, srs: &Srs) -> bool {
+    let Some(path) = srs.path.to_str() else { return false };
+    backend.prove_batch(path, &[], &[], &[]).is_ok()
+}
+
 /// Proves a batch of assignments (one circuit shape) in one fused backend call
 /// ([`Backend::prove_batch`], ABI 1.2), with `blindings[i]` for proof `i`. `Ok(None)` if
 /// the backend does not offer it; the caller then proves with the primitives.

@@ -55,6 +55,9 @@ impl Backend for FusedCpu {
         r: &[Fr],
         s: &[Fr],
     ) -> Result<Vec<Proof>, PluginError> {
+        if assignments.is_empty() {
+            return Ok(Vec::new());
+        }
         self.calls.fetch_add(1, Ordering::Relaxed);
         if self.fail {
             return Err(PluginError::new(ErrorKind::DEVICE, "the device fell over"));
@@ -149,4 +152,18 @@ fn prove_batch_inputs_are_checked() {
     b.aux.push(Fr::default());
     let e = check_prove_batch(&[&a, &b], &[Fr::default(); 2], &[Fr::default(); 2]).unwrap_err();
     assert!(e.message.contains("one circuit shape"), "{e}");
+}
+
+#[test]
+fn backends_without_it_show_no_prove_batch_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srs, batches, options) = setup(dir.path());
+    assert!(!prover::proves_batches(&CpuBackend::new(2).unwrap(), &srs));
+    assert!(prover::proves_batches(&fused(false), &srs));
+    let log = PhaseLog::default();
+    let subscriber = tracing_subscriber::registry().with(PhaseLayer::new(log.clone()));
+    tracing::subscriber::with_default(subscriber, || {
+        prove_batches(&CpuBackend::new(2).unwrap(), &baseline(), &srs, batches, &options, &|_| {}).unwrap()
+    });
+    assert!(log.take().iter().all(|r| r.phase != "prove_batch"));
 }

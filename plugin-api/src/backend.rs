@@ -84,8 +84,10 @@ pub trait Backend: Send + Sync {
     /// call, for backends with [`Capabilities::PROVE_BATCH`](crate::Capabilities): `params`
     /// is the path of the parameter file (bellperson's format) the host proves with, and
     /// `r[i]`, `s[i]` blind proof `i`. The proofs must equal the host's own for the same
-    /// `r` and `s`. The default is an [`ErrorKind::UNSUPPORTED`](crate::ErrorKind) error,
-    /// on which the host proves with the primitives instead.
+    /// `r` and `s`. An empty batch must give no proofs and no error: the host asks with
+    /// one whether the backend proves batches. The default is an
+    /// [`ErrorKind::UNSUPPORTED`](crate::ErrorKind) error, on which the host proves with
+    /// the primitives instead.
     fn prove_batch(
         &self,
         params: &str,
