@@ -3,10 +3,7 @@
 //! off); large buffers are freed off the hot path. A backend with a fused `prove_batch`
 //! (ABI 1.2) proves each batch in one call; other backends through the primitives.
 
-use std::sync::{
-    atomic::{AtomicBool, Ordering},
-    mpsc::sync_channel,
-};
+use std::{cell::Cell, sync::mpsc::sync_channel};
 
 use bellhop_plugin_api::{
     backend::Backend,
@@ -119,14 +116,14 @@ pub struct PipelineOptions {
 }
 
 /// Proves one synthesized batch, whose first proof is number `first`, with the backend's
-/// fused `prove_batch`, and verifies the proofs; `Ok(None)` if the backend has none.
+/// fused `prove_batch`, not yet verified; `Ok(None)` if the backend has none.
 fn prove_batch_fused(
     backend: &dyn Backend,
     srs: &Srs,
     first: usize,
     synthesized: &[(Job, Assignment)],
     options: &PipelineOptions,
-) -> Result<Option<Vec<ProvedJob>>, PipelineError> {
+) -> Result<Option<Vec<Proof<Bls12>>>, PipelineError> {
     let fail = |index, error| PipelineError::Prove { index, error };
     let mut blindings = Vec::with_capacity(synthesized.len());
     for (offset, (job, assignment)) in synthesized.iter().enumerate() {
@@ -134,25 +131,8 @@ fn prove_batch_fused(
         blindings.push(options.randomness.blinding(first + offset)?);
     }
     let assignments: Vec<&Assignment> = synthesized.iter().map(|(_, a)| a).collect();
-    let proofs = {
-        let _batch = info_span!("batch", first = first as u64, count = synthesized.len() as u64).entered();
-        match prover::prove_fused(backend, srs, &assignments, &blindings).map_err(|e| fail(first, e))? {
-            Some(proofs) => proofs,
-            None => return Ok(None),
-        }
-    };
-    let mut proved = Vec::with_capacity(proofs.len());
-    for (offset, ((job, assignment), proof)) in synthesized.iter().zip(proofs).enumerate() {
-        let index = first + offset;
-        let _proof = info_span!("proof", index = index as u64).entered();
-        let circuit = job.circuit.to_string();
-        let public_inputs = prover::public_inputs(assignment);
-        if options.verify {
-            prover::verify(srs, &proof, &public_inputs, &circuit).map_err(|e| fail(index, e))?;
-        }
-        proved.push(ProvedJob { index, circuit, proof, public_inputs });
-    }
-    Ok(Some(proved))
+    let _batch = info_span!("batch", first = first as u64, count = synthesized.len() as u64).entered();
+    prover::prove_fused(backend, srs, &assignments, &blindings).map_err(|e| fail(first, e))
 }
 
 /// Proves `batches` of jobs (each batch synthesized in one strategy call) with `srs`,
@@ -183,36 +163,43 @@ pub fn prove_batches(
         }
         Ok(jobs.iter().cloned().zip(assignments).collect())
     };
-    // Asked once, outside any phase; a backend that later says UNSUPPORTED is not asked again.
-    let fused = AtomicBool::new(prover::proves_batches(backend, srs));
-    let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
-        if fused.load(Ordering::Relaxed) {
-            match prove_batch_fused(backend, srs, firsts[batch], &synthesized, options)? {
-                Some(proved) => {
-                    for p in &proved {
-                        on_proof(p);
-                    }
-                    out.extend(proved);
-                    dealloc.drop_later(synthesized);
-                    return Ok(());
-                }
-                None => fused.store(false, Ordering::Relaxed),
-            }
-        }
-        for (offset, (job, assignment)) in synthesized.into_iter().enumerate() {
-            let index = firsts[batch] + offset;
-            let _proof = info_span!("proof", index = index as u64).entered();
-            let circuit = job.circuit.to_string();
-            let fail = |error| PipelineError::Prove { index, error };
-            let (proof, public_inputs) =
-                prover::prove(backend, srs, assignment, options.randomness.blinding(index)?, &circuit, &dealloc)
-                    .map_err(fail)?;
+    // Verifies a proof (inside its `proof` span), reports it and adds it to `out`.
+    let finish =
+        |index: usize, circuit: String, proof: Proof<Bls12>, public_inputs: Vec<Scalar>, out: &mut Vec<ProvedJob>| {
             if options.verify {
-                prover::verify(srs, &proof, &public_inputs, &circuit).map_err(fail)?;
+                prover::verify(srs, &proof, &public_inputs, &circuit)
+                    .map_err(|error| PipelineError::Prove { index, error })?;
             }
             let proved = ProvedJob { index, circuit, proof, public_inputs };
             on_proof(&proved);
             out.push(proved);
+            Ok::<_, PipelineError>(())
+        };
+    // Asked once, outside any phase; a backend that later says UNSUPPORTED is not asked again.
+    let fused = Cell::new(prover::proves_batches(backend, srs));
+    let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
+        let first = firsts[batch];
+        if fused.get() {
+            match prove_batch_fused(backend, srs, first, &synthesized, options)? {
+                Some(proofs) => {
+                    for (offset, ((job, assignment), proof)) in synthesized.iter().zip(proofs).enumerate() {
+                        let _proof = info_span!("proof", index = (first + offset) as u64).entered();
+                        finish(first + offset, job.circuit.to_string(), proof, prover::public_inputs(assignment), out)?;
+                    }
+                    dealloc.drop_later(synthesized);
+                    return Ok(());
+                }
+                None => fused.set(false),
+            }
+        }
+        for (offset, (job, assignment)) in synthesized.into_iter().enumerate() {
+            let index = first + offset;
+            let _proof = info_span!("proof", index = index as u64).entered();
+            let circuit = job.circuit.to_string();
+            let (proof, public_inputs) =
+                prover::prove(backend, srs, assignment, options.randomness.blinding(index)?, &circuit, &dealloc)
+                    .map_err(|error| PipelineError::Prove { index, error })?;
+            finish(index, circuit, proof, public_inputs, out)?;
         }
         Ok(())
     };

@@ -85,6 +85,7 @@ pub fn prove(
     dealloc: &Dealloc,
 ) -> Result<(Proof<Bls12>, Vec<Scalar>), ProveError> {
     check_inputs(srs, &assignment, circuit)?;
+    let public_inputs = public_inputs(&assignment);
     let vk = &srs.vk;
     let Assignment { mut a, mut b, mut c, inputs, aux, a_aux_density, b_input_density, b_aux_density } = assignment;
 
@@ -133,7 +134,6 @@ pub fn prove(
     let g_b = vk.delta_g2 * s + vk.beta_g2 + b_g2_answer;
     let g_c = a_answer * s + b_g1_answer * r + vk.delta_g1 * (r * s) + vk.alpha_g1 * s + vk.beta_g1 * r + msm_h + msm_l;
     let proof = Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() };
-    let public_inputs = cast_slice::<Fr, Scalar>(&inputs[1..]).to_vec();
     dealloc.drop_later(inputs);
     Ok((proof, public_inputs))
 }
