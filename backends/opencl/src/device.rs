@@ -286,18 +286,19 @@ fn build_log(program: &Program, device: cl_device_id) -> String {
 }
 
 fn build_from_source(context: &Context, device: cl_device_id, source: &str) -> Result<Program, String> {
-    let mut program =
-        Program::create_from_source(context, source).map_err(|e| cl_error("clCreateProgramWithSource", e))?;
-    program
-        .build(&[device], BUILD_OPTIONS)
-        .map_err(|e| format!("{}; build log:\n{}", cl_error("clBuildProgram", e), build_log(&program, device)))?;
-    Ok(program)
+    let program = Program::create_from_source(context, source).map_err(|e| cl_error("clCreateProgramWithSource", e))?;
+    build(program, device)
 }
 
 fn build_from_binary(context: &Context, device: cl_device_id, binary: &[u8]) -> Result<Program, String> {
     // SAFETY: `device` belongs to `context` (the context was created from it).
-    let mut program = unsafe { Program::create_from_binary(context, &[device], &[binary]) }
+    let program = unsafe { Program::create_from_binary(context, &[device], &[binary]) }
         .map_err(|e| cl_error("clCreateProgramWithBinary", e))?;
+    build(program, device)
+}
+
+/// Builds `program` for `device`; a failure carries the head of the build log.
+fn build(mut program: Program, device: cl_device_id) -> Result<Program, String> {
     program
         .build(&[device], BUILD_OPTIONS)
         .map_err(|e| format!("{}; build log:\n{}", cl_error("clBuildProgram", e), build_log(&program, device)))?;
