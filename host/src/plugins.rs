@@ -379,10 +379,8 @@ fn open_library(path: &Path) -> Result<libloading::Library, LoadError> {
 /// apart from a file that is not a library at all.
 fn dlopen_error(path: &Path, reason: String) -> LoadError {
     let missing = reason
-        .split(": cannot open shared object file")
-        .next()
-        .filter(|head| head.len() < reason.len())
-        .map(|head| head.rsplit([' ', ':']).next().unwrap_or(head).to_string())
+        .split_once(": cannot open shared object file")
+        .map(|(head, _)| head.rsplit([' ', ':']).next().unwrap_or(head).to_string())
         .filter(|library| !path.ends_with(library));
     match missing {
         Some(library) => LoadError::MissingLibrary { path: path.to_path_buf(), library, reason },
