@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # On the GPU machine, from a bundle made by scripts/gpu-bundle.sh:
 #   .device-bundle/gpu-bench.sh [BUNDLE]     (LOG2=20 by default: chain:2^LOG2; or CIRCUIT)
-# Stage `ours` (STAGES, default "ours peers"):
+# Stage `ours` (STAGES, default "ours peers"; `params` makes only the parameters):
 # 1. parameters for chain:2^LOG2; the OpenCL backend's first proof with an empty program
 #    cache (cold: the driver compiles the kernels), then with the cache (warm);
 # 2. conformance of each GPU backend (and the raw primitive times at 2^LOG2), and the
 #    backends' own GPU test binaries;
-# 3. proofs with fixed r and s from every backend, compared byte for byte with the CPU's;
+# 3. proofs (PROOFS, default 2) with fixed r and s from every backend, compared byte for
+#    byte with the CPU's;
 # 4. the first proof of a fresh process, per backend;
 # 5. chain:2^LOG2 end to end (synthesis included) on every backend (BENCH picks them);
-# 6. `bellhop ab` of cuda against cuda-pinned.
+# 6. `bellhop ab` of cuda against cuda-pinned (AB=0 skips it).
 # Backends: every plugin in the bundle (cuda, cuda-pinned, opencl, cuda-supraseal) and cpu,
 # or BACKENDS.
 # Stage `peers`: bellperson's own provers on the same circuit and parameter file: CPU,
@@ -68,9 +69,8 @@ echo "== $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname): $(nproc) cores; stages: $st
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 status=0
 
-if [[ " $stages " == *" ours "* ]]; then
-    "$bh" plugins
-
+# Stage `params` alone makes the parameters (minutes at 2^22) and stops; `ours` makes them too.
+if [[ " $stages " == *" ours "* || " $stages " == *" params "* ]]; then
     # The file `bellhop params gen` writes (host/src/params.rs: file_name); kept in WORK.
     params="$work/bellhop-$(echo "$circuit" | sed 's/[^A-Za-z0-9-]/-/g').params"
     if [[ -f "$params" ]]; then
@@ -81,6 +81,10 @@ if [[ " $stages " == *" ours "* ]]; then
         "$bh" --config "$work/cpu.toml" params gen "$circuit"
         echo "params gen: $(since "$t0") s"
     fi
+fi
+
+if [[ " $stages " == *" ours "* ]]; then
+    "$bh" plugins
 
     if [[ " $backends " == *" opencl "* ]]; then
         echo "== opencl: first proof of a fresh process, cold (empty program cache) then warm"
@@ -101,7 +105,7 @@ if [[ " $stages " == *" ours "* ]]; then
 
     echo "== proofs with fixed r and s, compared with the CPU backend's"
     for b in $backends; do
-        "$bh" --config "$work/$b.toml" prove "$circuit" --count 2 --insecure-blinding-seed 7 --out "$work/$b.proofs" >/dev/null
+        "$bh" --config "$work/$b.toml" prove "$circuit" --count "${PROOFS:-2}" --insecure-blinding-seed 7 --out "$work/$b.proofs" >/dev/null
         if cmp -s "$work/cpu.proofs" "$work/$b.proofs"; then echo "$b: identical to cpu"; else echo "$b: DIFFERS from cpu"; status=1; fi
     done
 
@@ -119,7 +123,7 @@ if [[ " $stages " == *" ours "* ]]; then
         "$bh" --config "$work/$b.toml" bench "$circuit" --runs "$runs" --warmup 1 --json >"$work/bench-$b.json"
     done
 
-    if [[ " $backends " == *" cuda-pinned "* ]]; then
+    if [[ " $backends " == *" cuda-pinned "* && "${AB:-1}" != 0 ]]; then
         echo "== ab: cuda (A) against cuda-pinned (B)"
         "$bh" ab "$circuit" --set-a backend.plugin=cuda --set-b backend.plugin=cuda-pinned \
             --set-a "params.dir=\"$work\"" --set-b "params.dir=\"$work\"" --runs 12 --report "$work/ab" | tail -20
@@ -144,9 +148,9 @@ if [[ " $stages " == *" peers "* ]]; then
 fi
 
 echo "== summary"
-python3 - "$work" $backends <<'PY'
+python3 - "$work" "$circuit" $backends <<'PY'
 import glob, json, os, re, sys
-work, backends = sys.argv[1], sys.argv[2:]
+work, circuit, backends = sys.argv[1], sys.argv[2], sys.argv[3:]
 phases = ["synthesis", "prove_batch", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify"]
 def load(name):
     path = os.path.join(work, name)
@@ -154,15 +158,17 @@ def load(name):
 def wall(name):
     path = os.path.join(work, name)
     return float(open(path).read().split()[-2]) if os.path.exists(path) else float("nan")
-print(f"{'prover':<24} {'first':>7} {'proof':>7} " + " ".join(f"{p:>9}" for p in phases))
-print("  first: process start to first verified proof (wall, s); proof: median per proof after warm-up (s)")
+print(f"{'prover':<24} {'first':>7} {'proof':>7} {'latency':>7} " + " ".join(f"{p:>9}" for p in phases))
+print("  first: process start to first verified proof (wall, s); proof: wall time per proof after warm-up,")
+print("  synthesis of the next overlapping this one (s); latency: median sum of a proof's phases (s)")
 for b in backends:
     bench = load(f"bench-{b}.json")
-    if not bench:
+    if not bench or bench["circuit"] != circuit:  # WORK may hold another circuit's runs
         continue
     sums = sorted(sum(row.get(p, 0.0) for p in phases + ["dealloc"]) for row in bench["per_proof"])
     cells = " ".join(f"{bench['phases'].get(p, {}).get('median', 0.0):>9.4f}" for p in phases)
-    print(f"bellhop {b:<16} {wall(f'first-{b}.txt'):>7.2f} {sums[len(sums)//2]:>7.3f} {cells}")
+    steady = bench.get("seconds_per_proof_after_warmup", float("nan"))
+    print(f"bellhop {b:<16} {wall(f'first-{b}.txt'):>7.2f} {steady:>7.3f} {sums[len(sums)//2]:>7.3f} {cells}")
 for state in ["cold", "warm"]:
     if os.path.exists(os.path.join(work, f"first-opencl-{state}.txt")):
         print(f"bellhop opencl, first proof with a {state} program cache: {wall(f'first-opencl-{state}.txt'):.2f} s")
@@ -171,11 +177,13 @@ for path in sorted(glob.glob(os.path.join(work, "peer-*.json"))):
         p = json.load(open(path))
     except ValueError:
         continue
-    print(f"{p['prover']:<24} {p['process_to_first_proof_s']:>7.2f} {p['median_s']:>7.3f}   (bellperson's own prover; synthesis included)")
+    if p["circuit"] != circuit:
+        continue
+    print(f"{p['prover']:<24} {p['process_to_first_proof_s']:>7.2f} {p['median_s']:>7.3f} {p['median_s']:>7.3f}   (bellperson's own prover, one proof at a time)")
 for v in [b for b in backends if b != "cpu"]:
     path = os.path.join(work, f"conformance-{v}.txt")
     bench = load(f"bench-{v}.json")
-    if not os.path.exists(path) or not bench:
+    if not os.path.exists(path) or not bench or bench["circuit"] != circuit:
         continue
     raw = {m.group(1): float(m.group(2)) / 1e3 for m in re.finditer(r"^  (\w+)\s+([\d.]+)$", open(path).read(), re.M)}
     gpu = sum(bench["phases"][p]["median"] for p in ["h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"])
