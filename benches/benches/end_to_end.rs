@@ -24,9 +24,11 @@ fn end_to_end(c: &mut Criterion) {
     group.sample_size(10);
     for circuit in ["chain:2^16", "sha256-merkle:2"] {
         let spec: CircuitSpec = circuit.parse().expect("a catalog circuit");
-        let params =
-            generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(1))
-                .expect("parameters");
+        let params = generate_random_parameters::<Bls12, _, _>(
+            spec.synthetic(0).expect("a synthetic circuit").circuit,
+            &mut ChaCha20Rng::seed_from_u64(1),
+        )
+        .expect("parameters");
         let path = dir.path().join(params::file_name(&spec.to_string()));
         params::write(&params, &path).expect("parameters written");
         let srs = Srs::read(&path, &spec.to_string(), false).expect("parameters read");
@@ -40,7 +42,10 @@ fn end_to_end(c: &mut Criterion) {
             })
         });
         group.bench_function(BenchmarkId::new("bellperson", &name), |b| {
-            b.iter(|| create_random_proof(spec.instance(1).circuit, &params, &mut OsRng).expect("a proof"))
+            b.iter(|| {
+                create_random_proof(spec.synthetic(1).expect("a synthetic circuit").circuit, &params, &mut OsRng)
+                    .expect("a proof")
+            })
         });
     }
     group.finish();

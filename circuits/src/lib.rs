@@ -8,7 +8,10 @@
 //! - `poseidon-merkle:DEPTH`: a binary Merkle path with neptune's Poseidon gadget (like
 //!   tree_c / tree_r), about 300 constraints a level.
 //!
-//! Together they reach from about 2^10 to 2^24 constraints and beyond.
+//! Together they reach from about 2^10 to 2^24 constraints and beyond. With the
+//! `filecoin` feature (on by default) the catalog also has Filecoin's circuits
+//! (`porep`, `winning-post`, `window-post`, `snap` at `2KiB`, `8MiB`, `512MiB`, `32GiB`;
+//! see `bellhop-filecoin`), whose witness is partition `seed` of a job's input.
 
 mod chain;
 mod poseidon_merkle;
@@ -28,6 +31,9 @@ pub use sha256_merkle::Sha256Merkle;
 /// A circuit of the catalog and its size parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CircuitSpec {
+    /// A Filecoin circuit, e.g. `window-post:2KiB`.
+    #[cfg(feature = "filecoin")]
+    Filecoin(bellhop_filecoin::FilecoinSpec),
     /// `chain:N`.
     Chain {
         /// Squaring constraints.
@@ -52,7 +58,9 @@ pub enum SpecError {
     #[error("circuit `{0}` is not of the form name:parameter (e.g. chain:65536, sha256-merkle:4, poseidon-merkle:20)")]
     Form(String),
     /// An unknown name.
-    #[error("unknown circuit `{0}`; the catalog has chain:N, sha256-merkle:DEPTH and poseidon-merkle:DEPTH")]
+    #[error(
+        "unknown circuit `{0}`; the catalog has chain:N, sha256-merkle:DEPTH and poseidon-merkle:DEPTH{FILECOIN_NAMES}"
+    )]
     Name(String),
     /// A parameter that is not a number or out of range.
     #[error("bad parameter `{value}` for {name}: {why}")]
@@ -66,25 +74,109 @@ pub enum SpecError {
     },
 }
 
+#[cfg(feature = "filecoin")]
+const FILECOIN_NAMES: &str = ", and Filecoin's porep, winning-post, window-post and snap (e.g. porep:2KiB)";
+#[cfg(not(feature = "filecoin"))]
+const FILECOIN_NAMES: &str = "";
+
+/// Why a circuit's witness could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum WitnessError {
+    /// A synthetic circuit was given input.
+    #[error("{0} takes no input (only Filecoin circuits read one)")]
+    Input(CircuitSpec),
+    /// A Filecoin circuit's input is wrong.
+    #[cfg(feature = "filecoin")]
+    #[error(transparent)]
+    Filecoin(#[from] bellhop_filecoin::FilecoinError),
+}
+
 impl CircuitSpec {
     /// The catalog's names, as specs take them.
     pub const NAMES: [&'static str; 3] = ["chain", "sha256-merkle", "poseidon-merkle"];
 
-    /// The circuit with its witness derived from `seed`, and its public inputs
-    /// (without the leading constant one).
-    pub fn instance(&self, seed: u64) -> Instance {
+    /// The circuit with its witness and its public inputs (without the leading constant
+    /// one): derived from `seed` for the synthetic circuits, which take no `input`; for a
+    /// Filecoin circuit, partition `seed` of `input`.
+    pub fn instance(&self, seed: u64, input: &[u8]) -> Result<Instance, WitnessError> {
         let rng = &mut ChaCha8Rng::seed_from_u64(seed);
-        let circuit = match *self {
-            CircuitSpec::Chain { length } => CatalogCircuit::Chain(Chain::random(length, rng)),
-            CircuitSpec::Sha256Merkle { depth } => CatalogCircuit::Sha256Merkle(Sha256Merkle::random(depth, rng)),
-            CircuitSpec::PoseidonMerkle { depth } => CatalogCircuit::PoseidonMerkle(PoseidonMerkle::random(depth, rng)),
+        if !input.is_empty() && !self.reads_input() {
+            return Err(WitnessError::Input(*self));
+        }
+        let (circuit, public_inputs) = match *self {
+            #[cfg(feature = "filecoin")]
+            CircuitSpec::Filecoin(spec) => {
+                let bellhop_filecoin::Instance { circuit, public_inputs } = spec.instance(input, seed as usize)?;
+                (CatalogCircuit::Filecoin(Box::new(circuit)), public_inputs)
+            }
+            CircuitSpec::Chain { length } => {
+                let c = Chain::random(length, rng);
+                let inputs = c.public_inputs();
+                (CatalogCircuit::Chain(c), inputs)
+            }
+            CircuitSpec::Sha256Merkle { depth } => {
+                let c = Sha256Merkle::random(depth, rng);
+                let inputs = c.public_inputs();
+                (CatalogCircuit::Sha256Merkle(c), inputs)
+            }
+            CircuitSpec::PoseidonMerkle { depth } => {
+                let c = PoseidonMerkle::random(depth, rng);
+                let inputs = c.public_inputs();
+                (CatalogCircuit::PoseidonMerkle(c), inputs)
+            }
         };
-        let public_inputs = match &circuit {
-            CatalogCircuit::Chain(c) => c.public_inputs(),
-            CatalogCircuit::Sha256Merkle(c) => c.public_inputs(),
-            CatalogCircuit::PoseidonMerkle(c) => c.public_inputs(),
-        };
-        Instance { circuit, public_inputs }
+        Ok(Instance { circuit, public_inputs })
+    }
+
+    /// The circuit of a synthetic spec, with the witness of seed `seed`.
+    pub fn synthetic(&self, seed: u64) -> Result<Instance, WitnessError> {
+        self.instance(seed, &[])
+    }
+
+    /// How many proofs `input` makes: a Filecoin circuit's partitions; one for a
+    /// synthetic circuit, which takes no input.
+    pub fn partitions(&self, input: &[u8]) -> Result<usize, WitnessError> {
+        match self {
+            #[cfg(feature = "filecoin")]
+            CircuitSpec::Filecoin(spec) => Ok(spec.partitions(input)?),
+            _ if input.is_empty() => Ok(1),
+            _ => Err(WitnessError::Input(*self)),
+        }
+    }
+
+    /// Whether its witness comes from a job's input (Filecoin circuits).
+    pub fn reads_input(&self) -> bool {
+        match self {
+            #[cfg(feature = "filecoin")]
+            CircuitSpec::Filecoin(_) => true,
+            _ => false,
+        }
+    }
+
+    /// The circuit for parameter generation (any witness, or none).
+    pub fn setup_circuit(&self) -> Result<CatalogCircuit, WitnessError> {
+        match self {
+            #[cfg(feature = "filecoin")]
+            CircuitSpec::Filecoin(spec) => Ok(CatalogCircuit::Filecoin(Box::new(spec.blank_circuit()?))),
+            _ => Ok(self.synthetic(0)?.circuit),
+        }
+    }
+
+    /// The name of its parameter file: `bellhop-<spec>.params`, or for a Filecoin
+    /// circuit `v28-<identifier>.params` as filecoin-proofs names it.
+    pub fn params_file_name(&self) -> Result<String, WitnessError> {
+        match self {
+            #[cfg(feature = "filecoin")]
+            CircuitSpec::Filecoin(spec) => Ok(format!("v28-{}.params", spec.param_identifier()?)),
+            _ => {
+                let safe: String = self
+                    .to_string()
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' })
+                    .collect();
+                Ok(format!("bellhop-{safe}.params"))
+            }
+        }
     }
 
     fn parse_parameter(name: &str, value: &str, max: usize) -> Result<usize, SpecError> {
@@ -109,6 +201,14 @@ impl FromStr for CircuitSpec {
 
     fn from_str(s: &str) -> Result<Self, SpecError> {
         let (name, value) = s.split_once(':').ok_or_else(|| SpecError::Form(s.into()))?;
+        #[cfg(feature = "filecoin")]
+        if let Some(spec) = bellhop_filecoin::FilecoinSpec::parse(name, value) {
+            return spec.map(Self::Filecoin).map_err(|why| SpecError::Parameter {
+                name: name.into(),
+                value: value.into(),
+                why,
+            });
+        }
         match name {
             "chain" => Ok(Self::Chain { length: Self::parse_parameter(name, value, 1 << 28)? }),
             "sha256-merkle" => Ok(Self::Sha256Merkle { depth: Self::parse_parameter(name, value, 4096)? }),
@@ -121,6 +221,8 @@ impl FromStr for CircuitSpec {
 impl fmt::Display for CircuitSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            #[cfg(feature = "filecoin")]
+            Self::Filecoin(spec) => write!(f, "{spec}"),
             Self::Chain { length } => write!(f, "chain:{length}"),
             Self::Sha256Merkle { depth } => write!(f, "sha256-merkle:{depth}"),
             Self::PoseidonMerkle { depth } => write!(f, "poseidon-merkle:{depth}"),
@@ -144,6 +246,9 @@ pub enum CatalogCircuit {
     Sha256Merkle(Sha256Merkle),
     /// See [`PoseidonMerkle`].
     PoseidonMerkle(PoseidonMerkle),
+    /// A Filecoin circuit (see `bellhop-filecoin`).
+    #[cfg(feature = "filecoin")]
+    Filecoin(Box<bellhop_filecoin::FilecoinCircuit>),
 }
 
 impl Circuit<Scalar> for CatalogCircuit {
@@ -152,6 +257,8 @@ impl Circuit<Scalar> for CatalogCircuit {
             CatalogCircuit::Chain(c) => c.synthesize(cs),
             CatalogCircuit::Sha256Merkle(c) => c.synthesize(cs),
             CatalogCircuit::PoseidonMerkle(c) => c.synthesize(cs),
+            #[cfg(feature = "filecoin")]
+            CatalogCircuit::Filecoin(c) => c.synthesize(cs),
         }
     }
 }
@@ -187,7 +294,7 @@ mod tests {
         for (spec, constraints) in
             [("chain:1000", 1000), ("sha256-merkle:2", 2 * 45_800), ("poseidon-merkle:5", 5 * 300)]
         {
-            let instance = spec.parse::<CircuitSpec>().unwrap().instance(7);
+            let instance = spec.parse::<CircuitSpec>().unwrap().synthetic(7).unwrap();
             let mut cs = TestConstraintSystem::<Scalar>::new();
             instance.circuit.synthesize(&mut cs).unwrap();
             assert!(cs.is_satisfied(), "{spec}: {:?}", cs.which_is_unsatisfied());
@@ -200,7 +307,7 @@ mod tests {
     #[test]
     fn seeds_change_witnesses_not_shapes() {
         let spec: CircuitSpec = "poseidon-merkle:3".parse().unwrap();
-        assert_ne!(spec.instance(1).public_inputs, spec.instance(2).public_inputs);
-        assert_eq!(spec.instance(1).public_inputs, spec.instance(1).public_inputs);
+        assert_ne!(spec.synthetic(1).unwrap().public_inputs, spec.synthetic(2).unwrap().public_inputs);
+        assert_eq!(spec.synthetic(1).unwrap().public_inputs, spec.synthetic(1).unwrap().public_inputs);
     }
 }

@@ -68,13 +68,17 @@ impl Default for SynthesisConfig {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ParamsConfig {
-    /// The directory of parameter files.
+    /// The directory of parameter files (default: `FIL_PROOFS_PARAMETER_CACHE` if set,
+    /// else `params`).
     pub dir: PathBuf,
 }
 
 impl Default for ParamsConfig {
     fn default() -> Self {
-        Self { dir: PathBuf::from("params") }
+        // filecoin-proofs' own variable, so that its parameter files are found.
+        Self {
+            dir: std::env::var_os("FIL_PROOFS_PARAMETER_CACHE").map_or_else(|| PathBuf::from("params"), PathBuf::from),
+        }
     }
 }
 

@@ -269,9 +269,3 @@ pub fn write(params: &groth16::Parameters<Bls12>, path: &Path) -> Result<(), Par
     }
     result.map_err(fail)
 }
-
-/// The file name parameters for `circuit` get in the parameter directory.
-pub fn file_name(circuit: &str) -> String {
-    let safe: String = circuit.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
-    format!("bellhop-{safe}.params")
-}

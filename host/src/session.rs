@@ -7,11 +7,12 @@ use std::{
 };
 
 use anyhow::{Context as _, Result};
+use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::{backend::Backend, cast_slice, strategy::Strategy, OpenRequest};
 
 use crate::{
     config::Config,
-    params::{self, Srs},
+    params::Srs,
     plugins::{Backends, Plugin, Strategies},
 };
 
@@ -100,11 +101,14 @@ impl Drop for Session {
 }
 
 /// The parameter file for `circuit`: `explicit` if given, else its name in `[params] dir`.
-pub fn params_path(config: &Config, circuit: &str, explicit: Option<&Path>) -> PathBuf {
-    explicit.map_or_else(|| config.params.dir.join(params::file_name(circuit)), Path::to_path_buf)
+pub fn params_path(config: &Config, spec: &CircuitSpec, explicit: Option<&Path>) -> Result<PathBuf> {
+    match explicit {
+        Some(path) => Ok(path.to_path_buf()),
+        None => Ok(config.params.dir.join(spec.params_file_name()?)),
+    }
 }
 
 /// Reads the parameters of `circuit`.
-pub fn load_params(config: &Config, circuit: &str, explicit: Option<&Path>) -> Result<Arc<Srs>> {
-    Ok(Arc::new(Srs::read(&params_path(config, circuit, explicit), circuit, false)?))
+pub fn load_params(config: &Config, spec: &CircuitSpec, explicit: Option<&Path>) -> Result<Arc<Srs>> {
+    Ok(Arc::new(Srs::read(&params_path(config, spec, explicit)?, &spec.to_string(), false)?))
 }

@@ -25,9 +25,12 @@ fn compare(b_sets: &[(&str, &str)], runs: usize) -> ab::AbReport {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let spec: CircuitSpec = CIRCUIT.parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(params::file_name(CIRCUIT));
-    let p = generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(2))
-        .unwrap();
+    let path = dir.path().join(CIRCUIT.parse::<bellhop_circuits::CircuitSpec>().unwrap().params_file_name().unwrap());
+    let p = generate_random_parameters::<Bls12, _, _>(
+        spec.synthetic(0).expect("a synthetic circuit").circuit,
+        &mut ChaCha20Rng::seed_from_u64(2),
+    )
+    .unwrap();
     params::write(&p, &path).unwrap();
     let srs = Srs::read(&path, CIRCUIT, false).unwrap();
 

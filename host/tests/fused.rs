@@ -84,9 +84,12 @@ fn fused(fail: bool) -> FusedCpu {
 /// Two batches of two `poseidon-merkle:3` jobs with fixed r and s.
 fn setup(dir: &std::path::Path) -> (Srs, Vec<Vec<Job>>, PipelineOptions) {
     let spec: CircuitSpec = "poseidon-merkle:3".parse().unwrap();
-    let path = dir.join(params::file_name(&spec.to_string()));
-    let p = generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(3))
-        .unwrap();
+    let path = dir.join(spec.params_file_name().unwrap());
+    let p = generate_random_parameters::<Bls12, _, _>(
+        spec.synthetic(0).expect("a synthetic circuit").circuit,
+        &mut ChaCha20Rng::seed_from_u64(3),
+    )
+    .unwrap();
     params::write(&p, &path).unwrap();
     let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
     let job = |seed| Job { circuit: spec.to_string().into(), seed, input: Default::default() };

@@ -26,10 +26,12 @@ fn scratch_dir(name: &str) -> PathBuf {
 
 /// Parameters for `spec` from a fixed seed, written in bellperson's format.
 fn params_for(spec: &CircuitSpec, dir: &Path) -> (Parameters<Bls12>, PathBuf) {
-    let params =
-        generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(11))
-            .unwrap();
-    let path = dir.join(params::file_name(&spec.to_string()));
+    let params = generate_random_parameters::<Bls12, _, _>(
+        spec.synthetic(0).expect("a synthetic circuit").circuit,
+        &mut ChaCha20Rng::seed_from_u64(11),
+    )
+    .unwrap();
+    let path = dir.join(spec.params_file_name().unwrap());
     params::write(&params, &path).unwrap();
     (params, path)
 }
@@ -39,7 +41,7 @@ fn blinding(i: u64) -> Blinding {
 }
 
 fn bellperson_bytes(params: &Parameters<Bls12>, spec: &CircuitSpec, seed: u64, b: Blinding) -> Vec<u8> {
-    let proof = create_proof(spec.instance(seed).circuit, params, b.r, b.s).unwrap();
+    let proof = create_proof(spec.synthetic(seed).expect("a synthetic circuit").circuit, params, b.r, b.s).unwrap();
     let mut bytes = Vec::new();
     proof.write(&mut bytes).unwrap();
     bytes

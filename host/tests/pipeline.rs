@@ -19,9 +19,12 @@ use tracing_subscriber::layer::SubscriberExt;
 fn records(lookahead: usize) -> Vec<PhaseRecord> {
     let spec: CircuitSpec = "chain:3000".parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(params::file_name(&spec.to_string()));
-    let p = generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(4))
-        .unwrap();
+    let path = dir.path().join(spec.params_file_name().unwrap());
+    let p = generate_random_parameters::<Bls12, _, _>(
+        spec.synthetic(0).expect("a synthetic circuit").circuit,
+        &mut ChaCha20Rng::seed_from_u64(4),
+    )
+    .unwrap();
     params::write(&p, &path).unwrap();
     let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
     // Synthesis stretched to take about as long as proving, so overlap is unmistakable.

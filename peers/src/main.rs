@@ -50,7 +50,7 @@ fn load(path: &PathBuf) -> Result<Params> {
 }
 
 fn prove(spec: &CircuitSpec, params: &Params, seed: u64) -> Result<(groth16::Proof<Bls12>, Vec<blstrs::Scalar>)> {
-    let instance = spec.instance(seed);
+    let instance = spec.synthetic(seed).expect("a synthetic circuit");
     let rng = &mut rand::thread_rng();
     // The same call in every build: with `supraseal` it takes the SuprasealParameters.
     let proof = groth16::create_random_proof(instance.circuit, params, rng)?;

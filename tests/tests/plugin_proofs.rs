@@ -28,10 +28,12 @@ fn proof_bytes(config: &Config, srs: &Srs, spec: &CircuitSpec) -> Vec<u8> {
 /// Parameters for `spec`, written under the build directory.
 fn parameters(spec: &CircuitSpec) -> Srs {
     let dir = build_dir().join("plugin-proofs");
-    let path = dir.join(params::file_name(&spec.to_string()));
-    let params =
-        generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, &mut ChaCha20Rng::seed_from_u64(1))
-            .unwrap();
+    let path = dir.join(spec.params_file_name().unwrap());
+    let params = generate_random_parameters::<Bls12, _, _>(
+        spec.synthetic(0).expect("a synthetic circuit").circuit,
+        &mut ChaCha20Rng::seed_from_u64(1),
+    )
+    .unwrap();
     params::write(&params, &path).unwrap();
     Srs::read(&path, &spec.to_string(), false).unwrap()
 }

@@ -111,7 +111,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         Session::open(&configs[0], &context.plugin_dir).context("opening A")?,
         Session::open(&configs[1], &context.plugin_dir).context("opening B")?,
     ];
-    let srs = load_params(&configs[0], &spec.to_string(), args.params.as_deref())?;
+    let srs = load_params(&configs[0], &spec, args.params.as_deref())?;
     for session in &mut sessions {
         session.keep_bases(&srs)?;
     }

@@ -43,7 +43,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         session.backend.as_ref(),
         session.strategy.as_ref(),
         &srs,
-        batches(&spec, 0, total, 1),
+        batches(&spec, 0, total, 1, &[]),
         &options,
         &|proved| {
             if proved.index + 1 == args.warmup {

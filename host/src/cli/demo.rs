@@ -28,7 +28,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     println!("bellhop demo: one Groth16 proof of {spec} on the embedded cpu backend");
 
     let dir = tempfile::tempdir()?;
-    let path = dir.path().join(params::file_name(&spec.to_string()));
+    let path = dir.path().join(spec.params_file_name()?);
     let t = Instant::now();
     params::write(&generate(&spec, &mut OsRng)?, &path)?;
     println!("  parameters generated in {:.1} s (insecure: random toxic waste)", t.elapsed().as_secs_f64());
@@ -44,7 +44,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         session.backend.as_ref(),
         session.strategy.as_ref(),
         &srs,
-        batches(&spec, 0, 1, 1),
+        batches(&spec, 0, 1, 1, &[]),
         &options,
         &|_| {},
     )?;

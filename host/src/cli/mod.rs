@@ -4,6 +4,7 @@ mod ab;
 mod bench;
 mod conformance;
 mod demo;
+mod fil;
 mod params;
 mod plugins;
 mod prove;
@@ -51,6 +52,10 @@ enum Command {
     Plugins(plugins::Args),
     /// Check a backend plugin's primitives against the CPU references.
     Conformance(conformance::Args),
+    /// Filecoin: seal a sector, make PoSt and SnapDeals vanilla proofs, verify proofs
+    /// with filecoin-proofs.
+    #[command(subcommand)]
+    Fil(fil::Command),
 }
 
 impl Cli {
@@ -80,6 +85,7 @@ impl Cli {
             Command::Ab(args) => ab::run(&context, &args),
             Command::Plugins(args) => plugins::run(&context, &args),
             Command::Conformance(args) => conformance::run(&context, &args),
+            Command::Fil(command) => fil::run(&context, command),
         }
     }
 }
@@ -108,7 +114,7 @@ impl Context {
     fn proving(&self, circuit: &str, params: Option<&std::path::Path>) -> Result<Proving> {
         let spec: bellhop_circuits::CircuitSpec = circuit.parse()?;
         let mut session = crate::session::Session::open(&self.config, &self.plugin_dir)?;
-        let srs = crate::session::load_params(&self.config, &spec.to_string(), params)?;
+        let srs = crate::session::load_params(&self.config, &spec, params)?;
         session.keep_bases(&srs)?;
         let options = crate::pipeline::PipelineOptions {
             lookahead: self.config.pipeline.lookahead,

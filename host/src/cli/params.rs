@@ -1,4 +1,5 @@
-//! `bellhop params gen`: random (insecure) parameters for a catalog circuit.
+//! `bellhop params gen`: random (insecure) parameters for a catalog circuit; for a
+//! Filecoin circuit under filecoin-proofs' file names, with the `.vk` beside.
 
 use std::{path::PathBuf, process::ExitCode, time::Instant};
 
@@ -36,7 +37,7 @@ pub(super) fn generate(spec: &CircuitSpec, rng: &mut impl RngCore) -> Result<Par
     let spinner = indicatif::ProgressBar::new_spinner();
     spinner.set_message(format!("generating parameters for {spec} (insecure: random toxic waste)"));
     spinner.enable_steady_tick(std::time::Duration::from_millis(200));
-    let params = generate_random_parameters::<Bls12, _, _>(spec.instance(0).circuit, rng)
+    let params = generate_random_parameters::<Bls12, _, _>(spec.setup_circuit()?, rng)
         .with_context(|| format!("parameter generation for {spec} failed"));
     spinner.finish_and_clear();
     params
@@ -45,13 +46,21 @@ pub(super) fn generate(spec: &CircuitSpec, rng: &mut impl RngCore) -> Result<Par
 pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
     let Command::Gen(args) = command;
     let spec: CircuitSpec = args.circuit.parse()?;
-    let path = params_path(&context.config, &spec.to_string(), args.out.as_deref());
+    let path = params_path(&context.config, &spec, args.out.as_deref())?;
     let start = Instant::now();
     let params = match args.seed {
         Some(seed) => generate(&spec, &mut ChaCha20Rng::seed_from_u64(seed))?,
         None => generate(&spec, &mut OsRng)?,
     };
     params::write(&params, &path)?;
+    if spec.reads_input() {
+        // filecoin-proofs' verifiers read the verifying key from its own file beside.
+        let vk = path.with_extension("vk");
+        let mut bytes = Vec::new();
+        params.vk.write(&mut bytes)?;
+        bellhop_plugin_api::dirs::write_atomically(&vk, &bytes)?;
+        println!("wrote {} (the verifying key filecoin-proofs reads)", vk.display());
+    }
     println!(
         "wrote {} for {spec} in {:.1} s (insecure: random toxic waste; for development only)",
         path.display(),

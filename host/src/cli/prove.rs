@@ -28,6 +28,11 @@ use crate::{
 pub(super) struct ProveArgs {
     /// The circuit, e.g. chain:65536 or sha256-merkle:2.
     circuit: String,
+    /// The input of a Filecoin circuit (a C1 output, or vanilla proofs from `bellhop
+    /// fil`): one proof per partition, written in partition order as filecoin-proofs
+    /// expects them.
+    #[arg(long, value_name = "FILE")]
+    input: Option<PathBuf>,
     /// The witness seed of the first proof; proof i uses seed + i.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -66,10 +71,11 @@ fn seeded_blinding(seed: u64, count: usize) -> Randomness {
     )
 }
 
-/// Jobs for `count` proofs of `spec` from `seed`, in batches of `batch`.
-pub(super) fn batches(spec: &CircuitSpec, seed: u64, count: usize, batch: usize) -> Vec<Vec<Job>> {
+/// Jobs for `count` proofs of `spec` from `seed` (for a Filecoin circuit: partitions
+/// `seed..` of `input`), in batches of `batch`.
+pub(super) fn batches(spec: &CircuitSpec, seed: u64, count: usize, batch: usize, input: &[u8]) -> Vec<Vec<Job>> {
     let jobs: Vec<Job> = (0..count as u64)
-        .map(|i| Job { circuit: spec.to_string().into(), seed: seed + i, input: Default::default() })
+        .map(|i| Job { circuit: spec.to_string().into(), seed: seed + i, input: input.to_vec().into() })
         .collect();
     jobs.chunks(batch.max(1)).map(<[Job]>::to_vec).collect()
 }
@@ -93,17 +99,31 @@ fn parse_hex(s: &str) -> Result<Scalar> {
 
 pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
     let Proving { spec, session, srs, mut options } = context.proving(&args.circuit, args.params.as_deref())?;
+    let input = match &args.input {
+        Some(path) => std::fs::read(path).with_context(|| format!("reading --input {}", path.display()))?,
+        None if spec.reads_input() => bail!("{spec} reads its witness from a file: give it with --input FILE"),
+        None => Vec::new(),
+    };
+    // A Filecoin input makes one proof per partition, from partition 0.
+    let (first, count) = if spec.reads_input() {
+        if args.count != 1 || args.seed != 0 {
+            bail!("--count and --seed do not apply to {spec}: it proves every partition of its --input");
+        }
+        (0, spec.partitions(&input)?)
+    } else {
+        (args.seed, args.count)
+    };
     if let Some(seed) = args.insecure_blinding_seed {
         eprintln!("warning: r and s come from --insecure-blinding-seed {seed}: these proofs are not zero-knowledge");
-        options.randomness = seeded_blinding(seed, args.count);
+        options.randomness = seeded_blinding(seed, count);
     }
-    eprintln!("proving {} x {spec} on {} with {}", args.count, session.backend_name, session.strategy_name);
+    eprintln!("proving {count} x {spec} on {} with {}", session.backend_name, session.strategy_name);
     let start = Instant::now();
     let proved = prove_batches(
         session.backend.as_ref(),
         session.strategy.as_ref(),
         &srs,
-        batches(&spec, args.seed, args.count, args.batch),
+        batches(&spec, first, count, args.batch, &input),
         &options,
         &|_| {},
     )?;

@@ -60,6 +60,14 @@ pub fn synthesize_jobs(
     Ok(Synthesis { assignments, timings: vec![PhaseTiming::new("synthesis", start.elapsed())], warnings: Vec::new() })
 }
 
+/// The circuit of `job` with its witness, or an `INVALID_INPUT` error naming the job's
+/// circuit and what is wrong with its input.
+pub fn job_circuit(spec: CircuitSpec, job: &Job) -> Result<bellhop_circuits::CatalogCircuit, PluginError> {
+    spec.instance(job.seed, &job.input)
+        .map(|i| i.circuit)
+        .map_err(|e| PluginError::invalid_input(format!("{spec}: {e}")))
+}
+
 /// Turns a synthesis error into a plugin error naming the circuit.
 pub fn synthesis_failed(spec: CircuitSpec, error: bellpepper_core::SynthesisError) -> PluginError {
     PluginError::new(ErrorKind::INTERNAL, format!("synthesis of {spec} failed: {error}"))
@@ -72,7 +80,7 @@ pub fn synthesize_one<E: Evaluate>(
     capacity: Capacity,
     evaluator: E,
 ) -> Result<ProvingCs<E>, PluginError> {
-    ProvingCs::synthesize(spec.instance(job.seed).circuit, capacity, evaluator).map_err(|e| synthesis_failed(spec, e))
+    ProvingCs::synthesize(job_circuit(spec, job)?, capacity, evaluator).map_err(|e| synthesis_failed(spec, e))
 }
 
 /// The baseline strategy: grow-as-you-go vectors, as bellperson does.

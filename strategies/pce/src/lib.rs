@@ -28,7 +28,9 @@ use bellhop_plugin_api::{
     strategy::{Assignment, Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
-use bellhop_strategy_baseline::{parse_job, parse_options, synthesis_failed, synthesize_one, thread_pool, Capacity};
+use bellhop_strategy_baseline::{
+    job_circuit, parse_job, parse_options, synthesis_failed, synthesize_one, thread_pool, Capacity,
+};
 use rayon::prelude::*;
 use recording::{Recorder, Recording, WitnessCs};
 
@@ -86,7 +88,7 @@ impl Pce {
     ) -> Result<Assignment, PluginError> {
         let start = Instant::now();
         let witness =
-            WitnessCs::synthesize(spec.instance(job.seed).circuit, recording).map_err(|e| synthesis_failed(spec, e))?;
+            WitnessCs::synthesize(job_circuit(spec, job)?, recording).map_err(|e| synthesis_failed(spec, e))?;
         clocks[0].fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         if witness.inputs.len() != recording.num_inputs || witness.aux.len() != recording.num_aux {
             return Err(PluginError::new(

@@ -1,0 +1,533 @@
+//! What Filecoin circuits read, as JSON:
+//! - `porep`: a C1 output (`SealCommitPhase1Output`) as filecoin-proofs serializes it, or
+//!   lotus-bench's C2 input (`{"SectorNum", "Phase1Out": base64 of that JSON, "SectorSize"}`).
+//!   The graph is StackedDrg<size>V1_1's with API version 1.2.0, as `bellhop fil seal` seals.
+//! - `winning-post`, `window-post`: a [`PostInput`] (`bellhop fil winning-post` /
+//!   `window-post` write one): the public data (randomness, prover id, sectors with
+//!   their comm_r) and filecoin-proofs' vanilla proofs of those sectors.
+//! - `snap`: a [`SnapInput`] (`bellhop fil snap`): the three commitments and the vanilla
+//!   partition proofs.
+//!
+//! Before a circuit is built its vanilla proofs are checked against the public data with
+//! filecoin-proofs' vanilla verifiers, so a mismatch is an error, never an unsatisfied
+//! circuit or a wrong proof.
+
+use anyhow::Context as _;
+use base64::Engine as _;
+use blstrs::Scalar;
+use filecoin_hashers::{sha256::Sha256Hasher, Domain, Hasher};
+use filecoin_proofs::{
+    as_safe_commitment, get_num_partition_for_fallback_post, parameters, partition_vanilla_proofs, Commitment,
+    FallbackPoStSectorProof, PartitionProof, PoRepConfig, PoStConfig, PoStType, SealCommitPhase1Output,
+    SectorShape32GiB, SectorShapeBase, SectorUpdateConfig, TreeRHasher, WINDOW_POST_CHALLENGE_COUNT,
+    WINDOW_POST_SECTOR_COUNT, WINNING_POST_CHALLENGE_COUNT, WINNING_POST_SECTOR_COUNT,
+};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use storage_proofs_core::{
+    api_version::ApiVersion,
+    compound_proof::{self, CompoundProof},
+    merkle::{MerkleProofTrait, MerkleTreeTrait},
+    proof::ProofScheme,
+    sector::SectorId,
+};
+use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
+use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
+
+use crate::{FilecoinCircuit, FilecoinError, FilecoinSpec, Instance, Kind, SectorSize};
+
+/// The API version `bellhop fil` seals and proves window PoSt and SnapDeals with.
+pub const API_VERSION: ApiVersion = ApiVersion::V1_2_0;
+
+/// One sector of a PoSt: its id and replica commitment.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PostSector {
+    /// The sector number.
+    pub id: u64,
+    /// comm_r, as filecoin-proofs' `Commitment`.
+    pub comm_r: Commitment,
+}
+
+/// The input of `winning-post` and `window-post`: the public data and the vanilla proofs.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(bound(serialize = "", deserialize = ""))]
+pub struct PostInput<Tree: 'static + MerkleTreeTrait> {
+    /// The circuit it is for, e.g. `window-post:2KiB`.
+    pub circuit: String,
+    /// The API version the challenges were drawn with (e.g. `1.2.0`).
+    pub api_version: String,
+    /// The challenge randomness.
+    pub randomness: [u8; 32],
+    /// The prover id.
+    pub prover_id: [u8; 32],
+    /// The sectors, as the verifier knows them (window: in ascending id order).
+    pub sectors: Vec<PostSector>,
+    /// filecoin-proofs' vanilla proofs, one per sector, in the order of `sectors`.
+    pub vanilla_proofs: Vec<FallbackPoStSectorProof<Tree>>,
+}
+
+/// The input of `snap`: the commitments and the vanilla partition proofs.
+#[derive(Serialize, Deserialize)]
+#[serde(bound(serialize = "", deserialize = ""))]
+pub struct SnapInput<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
+    /// The circuit it is for, e.g. `snap:2KiB`.
+    pub circuit: String,
+    /// comm_r of the sector before the update (its sector key).
+    pub comm_r_old: Commitment,
+    /// comm_r after the update.
+    pub comm_r_new: Commitment,
+    /// comm_d of the new data.
+    pub comm_d_new: Commitment,
+    /// filecoin-proofs' vanilla proofs, one per partition.
+    pub partition_proofs: Vec<PartitionProof<Tree>>,
+}
+
+/// lotus-bench's C2 input: the C1 output JSON, base64-encoded.
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct LotusCommit2In {
+    phase1_out: String,
+    sector_size: u64,
+}
+
+/// A parsed input for one tree shape.
+pub enum Typed<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
+    /// A C1 output.
+    Porep(Box<SealCommitPhase1Output<Tree>>),
+    /// PoSt public data and vanilla proofs.
+    Post(PostInput<Tree>),
+    /// SnapDeals commitments and vanilla proofs.
+    Snap(SnapInput<Tree>),
+}
+
+/// A parsed input of a Filecoin circuit.
+pub enum Input {
+    /// For 2 KiB, 8 MiB and 512 MiB sectors.
+    Base(Typed<SectorShapeBase>),
+    /// For 32 GiB sectors.
+    Gib32(Typed<SectorShape32GiB>),
+}
+
+/// The expected input of a kind, for error messages.
+fn expected(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Porep => "a C1 output (SealCommitPhase1Output JSON, or lotus-bench's {\"Phase1Out\": ...})",
+        Kind::WinningPost | Kind::WindowPost => {
+            "PoSt vanilla proofs with their public data (bellhop fil winning-post / window-post)"
+        }
+        Kind::Snap => "SnapDeals vanilla partition proofs with their commitments (bellhop fil snap)",
+    }
+}
+
+impl Input {
+    /// Parses `bytes` as the input of `spec`.
+    pub fn parse(spec: FilecoinSpec, bytes: &[u8]) -> Result<Self, FilecoinError> {
+        if bytes.is_empty() {
+            return Err(FilecoinError::Input {
+                spec,
+                expected: expected(spec.kind),
+                why: "no input was given (prove Filecoin circuits with --input FILE)".into(),
+            });
+        }
+        Ok(match spec.sector_size {
+            SectorSize::Gib32 => Input::Gib32(Typed::parse(spec, bytes)?),
+            _ => Input::Base(Typed::parse(spec, bytes)?),
+        })
+    }
+
+    /// How many partitions (so proofs) the input makes.
+    pub fn partitions(&self, spec: FilecoinSpec) -> Result<usize, FilecoinError> {
+        match self {
+            Input::Base(typed) => typed.partitions(spec),
+            Input::Gib32(typed) => typed.partitions(spec),
+        }
+    }
+
+    pub(crate) fn instance(&self, spec: FilecoinSpec, partition: usize) -> Result<Instance, FilecoinError> {
+        match self {
+            Input::Base(typed) => typed.instance(spec, partition),
+            Input::Gib32(typed) => typed.instance(spec, partition),
+        }
+    }
+}
+
+/// The sector size a Merkle proof's tree has, from the arities along its path.
+fn proven_sector_bytes(proof: &impl MerkleProofTrait) -> u64 {
+    proof.path().iter().map(|(siblings, _)| siblings.len() as u64 + 1).product::<u64>() * 32
+}
+
+fn size_name(bytes: u64) -> String {
+    SectorSize::from_bytes(bytes).map_or_else(|| format!("{bytes}-byte"), |s| s.to_string())
+}
+
+fn json<T: DeserializeOwned>(spec: FilecoinSpec, bytes: &[u8]) -> Result<T, FilecoinError> {
+    serde_json::from_slice(bytes).map_err(|e| FilecoinError::Input {
+        spec,
+        expected: expected(spec.kind),
+        why: format!("{e}{}", if e.is_eof() { " (truncated?)" } else { "" }),
+    })
+}
+
+fn check_circuit(spec: FilecoinSpec, circuit: &str) -> Result<(), FilecoinError> {
+    if circuit == spec.to_string() {
+        return Ok(());
+    }
+    match circuit.split_once(':') {
+        Some((kind, size)) if kind == spec.kind.name() => Err(FilecoinError::SectorSize { spec, found: size.into() }),
+        _ => {
+            Err(FilecoinError::Input { spec, expected: expected(spec.kind), why: format!("it was made for {circuit}") })
+        }
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Typed<Tree>
+where
+    FilecoinCircuit: From<StackedCircuit<Tree, Sha256Hasher>>
+        + From<FallbackPoStCircuit<Tree>>
+        + From<EmptySectorUpdateCircuit<Tree>>,
+{
+    fn parse(spec: FilecoinSpec, bytes: &[u8]) -> Result<Self, FilecoinError> {
+        let size_mismatch = |bytes: u64| -> Result<(), FilecoinError> {
+            if bytes != spec.sector_size.bytes() {
+                return Err(FilecoinError::SectorSize { spec, found: size_name(bytes) });
+            }
+            Ok(())
+        };
+        Ok(match spec.kind {
+            Kind::Porep => {
+                let c1: SealCommitPhase1Output<Tree> = match serde_json::from_slice::<LotusCommit2In>(bytes) {
+                    Ok(lotus) => {
+                        size_mismatch(lotus.sector_size)?;
+                        let inner =
+                            base64::engine::general_purpose::STANDARD.decode(lotus.phase1_out.trim()).map_err(|e| {
+                                FilecoinError::Input {
+                                    spec,
+                                    expected: expected(spec.kind),
+                                    why: format!("Phase1Out is not base64: {e}"),
+                                }
+                            })?;
+                        json(spec, &inner)?
+                    }
+                    Err(_) => json(spec, bytes)?,
+                };
+                let first = c1.vanilla_proofs.first().and_then(|p| p.first()).ok_or_else(|| FilecoinError::Input {
+                    spec,
+                    expected: expected(spec.kind),
+                    why: "it holds no vanilla proofs".into(),
+                })?;
+                size_mismatch(proven_sector_bytes(&first.comm_d_proofs))?;
+                Typed::Porep(Box::new(c1))
+            }
+            Kind::WinningPost | Kind::WindowPost => {
+                let post: PostInput<Tree> = json(spec, bytes)?;
+                check_circuit(spec, &post.circuit)?;
+                if let Some(proof) = post.vanilla_proofs.first() {
+                    if let Some(inclusion) =
+                        proof.vanilla_proof.sectors.first().and_then(|s| s.inclusion_proofs.first())
+                    {
+                        size_mismatch(proven_sector_bytes(inclusion))?;
+                    }
+                }
+                Typed::Post(post)
+            }
+            Kind::Snap => {
+                let snap: SnapInput<Tree> = json(spec, bytes)?;
+                check_circuit(spec, &snap.circuit)?;
+                if let Some(challenge) = snap.partition_proofs.first().and_then(|p| p.challenge_proofs.first()) {
+                    size_mismatch(proven_sector_bytes(&challenge.proof_r_old))?;
+                }
+                Typed::Snap(snap)
+            }
+        })
+    }
+
+    fn partitions(&self, spec: FilecoinSpec) -> Result<usize, FilecoinError> {
+        match self {
+            Typed::Porep(c1) => Ok(c1.vanilla_proofs.len()),
+            Typed::Post(post) => match spec.kind {
+                Kind::WindowPost => {
+                    Ok(get_num_partition_for_fallback_post(&post_config(spec).map_err(fil(spec))?, post.sectors.len()))
+                }
+                _ => Ok(1),
+            },
+            Typed::Snap(snap) => Ok(snap.partition_proofs.len()),
+        }
+    }
+
+    fn instance(&self, spec: FilecoinSpec, k: usize) -> Result<Instance, FilecoinError> {
+        let (circuit, public_inputs) = match self {
+            Typed::Porep(c1) => porep_instance(spec, c1, k)?,
+            Typed::Post(post) => post_instance(spec, post, k)?,
+            Typed::Snap(snap) => snap_instance(spec, snap, k)?,
+        };
+        Ok(Instance { circuit, public_inputs })
+    }
+}
+
+fn fil(spec: FilecoinSpec) -> impl Fn(anyhow::Error) -> FilecoinError {
+    move |error| FilecoinError::Filecoin { spec, error }
+}
+
+fn mismatch(spec: FilecoinSpec, why: impl Into<String>) -> FilecoinError {
+    FilecoinError::Mismatch { spec, why: why.into() }
+}
+
+/// The PoRep configuration of `size` (StackedDrg<size>V1_1 and API 1.2.0 unless given).
+pub fn porep_config(
+    size: SectorSize,
+    porep_id: Option<[u8; 32]>,
+    api_version: Option<ApiVersion>,
+) -> anyhow::Result<PoRepConfig> {
+    Ok(PoRepConfig::new_groth16(
+        size.bytes(),
+        porep_id.unwrap_or_else(|| size.porep_id()),
+        api_version.unwrap_or(API_VERSION),
+    ))
+}
+
+/// The compound public parameters of PoRep C2 for `config`.
+pub fn porep_public_params<Tree: 'static + MerkleTreeTrait>(
+    config: &PoRepConfig,
+) -> anyhow::Result<compound_proof::PublicParams<'static, StackedDrg<'static, Tree, Sha256Hasher>>> {
+    StackedCompound::<Tree, Sha256Hasher>::setup(&compound_proof::SetupParams {
+        vanilla_params: parameters::setup_params(config)?,
+        partitions: Some(usize::from(config.partitions)),
+        priority: false,
+    })
+}
+
+/// The PoSt configuration of a `winning-post` or `window-post` spec.
+pub fn post_config(spec: FilecoinSpec) -> anyhow::Result<PoStConfig> {
+    let size = spec.sector_size.bytes();
+    Ok(match spec.kind {
+        Kind::WinningPost => PoStConfig {
+            sector_size: size.into(),
+            challenge_count: WINNING_POST_CHALLENGE_COUNT,
+            sector_count: WINNING_POST_SECTOR_COUNT,
+            typ: PoStType::Winning,
+            priority: false,
+            // The vanilla path of filecoin-proofs 19.1 draws WinningPoSt challenges that
+            // its own verifier does not accept with 1.2.0; the parameters are the same.
+            api_version: ApiVersion::V1_1_0,
+        },
+        Kind::WindowPost => PoStConfig {
+            sector_size: size.into(),
+            challenge_count: WINDOW_POST_CHALLENGE_COUNT,
+            sector_count: *WINDOW_POST_SECTOR_COUNT
+                .read()
+                .map_err(|_| anyhow::anyhow!("filecoin-proofs' sector count table is poisoned"))?
+                .get(&size)
+                .with_context(|| format!("no WindowPoSt sector count for {size}-byte sectors"))?,
+            typ: PoStType::Window,
+            priority: false,
+            api_version: API_VERSION,
+        },
+        _ => anyhow::bail!("{spec} is not a PoSt circuit"),
+    })
+}
+
+/// The compound public parameters of a PoSt spec with `partitions` partitions.
+pub fn post_public_params<Tree: 'static + MerkleTreeTrait>(
+    spec: FilecoinSpec,
+    partitions: usize,
+) -> anyhow::Result<compound_proof::PublicParams<'static, FallbackPoSt<'static, Tree>>> {
+    let config = post_config(spec)?;
+    let vanilla_params = match spec.kind {
+        Kind::WinningPost => parameters::winning_post_setup_params(&config)?,
+        _ => parameters::window_post_setup_params(&config),
+    };
+    FallbackPoStCompound::<Tree>::setup(&compound_proof::SetupParams {
+        vanilla_params,
+        partitions: (partitions > 1).then_some(partitions),
+        priority: false,
+    })
+}
+
+/// The compound public parameters of SnapDeals for `size`.
+pub fn snap_public_params<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    size: SectorSize,
+) -> anyhow::Result<compound_proof::PublicParams<'static, EmptySectorUpdate<Tree>>> {
+    let config = SectorUpdateConfig::from_porep_config(&porep_config(size, None, None)?);
+    EmptySectorUpdateCompound::<Tree>::setup(&compound_proof::SetupParams {
+        vanilla_params: storage_proofs_update::SetupParams { sector_bytes: size.bytes() },
+        partitions: Some(usize::from(config.update_partitions)),
+        priority: false,
+    })
+}
+
+fn porep_instance<Tree: 'static + MerkleTreeTrait>(
+    spec: FilecoinSpec,
+    c1: &SealCommitPhase1Output<Tree>,
+    k: usize,
+) -> Result<(FilecoinCircuit, Vec<Scalar>), FilecoinError>
+where
+    FilecoinCircuit: From<StackedCircuit<Tree, Sha256Hasher>>,
+{
+    let config = porep_config(spec.sector_size, None, None).map_err(fil(spec))?;
+    if c1.vanilla_proofs.len() != usize::from(config.partitions) {
+        return Err(mismatch(
+            spec,
+            format!(
+                "{} partitions of vanilla proofs, {spec} has {}",
+                c1.vanilla_proofs.len(),
+                usize::from(config.partitions)
+            ),
+        ));
+    }
+    let public = stacked::PublicInputs {
+        replica_id: c1.replica_id,
+        tau: Some(stacked::Tau {
+            comm_d: as_safe_commitment::<<Sha256Hasher as Hasher>::Domain, _>(&c1.comm_d, "comm_d")
+                .map_err(fil(spec))?,
+            comm_r: as_safe_commitment(&c1.comm_r, "comm_r").map_err(fil(spec))?,
+        }),
+        k: None,
+        seed: Some(c1.seed),
+    };
+    let pp = porep_public_params::<Tree>(&config).map_err(fil(spec))?;
+    let partition = StackedDrg::<Tree, Sha256Hasher>::with_partition(public.clone(), Some(k));
+    if !StackedDrg::<Tree, Sha256Hasher>::verify(&pp.vanilla_params, &partition, &c1.vanilla_proofs[k])
+        .map_err(fil(spec))?
+    {
+        return Err(mismatch(
+            spec,
+            format!("partition {k} does not verify against comm_r, comm_d, replica id and seed"),
+        ));
+    }
+    let circuit =
+        StackedCompound::<Tree, Sha256Hasher>::circuit(&public, (), &c1.vanilla_proofs[k], &pp.vanilla_params, Some(k))
+            .map_err(fil(spec))?;
+    let inputs = StackedCompound::<Tree, Sha256Hasher>::generate_public_inputs(&public, &pp.vanilla_params, Some(k))
+        .map_err(fil(spec))?;
+    Ok((circuit.into(), inputs))
+}
+
+fn post_instance<Tree: 'static + MerkleTreeTrait>(
+    spec: FilecoinSpec,
+    post: &PostInput<Tree>,
+    k: usize,
+) -> Result<(FilecoinCircuit, Vec<Scalar>), FilecoinError>
+where
+    FilecoinCircuit: From<FallbackPoStCircuit<Tree>>,
+{
+    let api_version: ApiVersion = post.api_version.parse().map_err(|e| FilecoinError::Input {
+        spec,
+        expected: expected(spec.kind),
+        why: format!("api_version `{}`: {e}", post.api_version),
+    })?;
+    let mut config = post_config(spec).map_err(fil(spec))?;
+    config.api_version = api_version;
+    if spec.kind == Kind::WinningPost && post.sectors.len() != config.sector_count {
+        return Err(mismatch(
+            spec,
+            format!("WinningPoSt proves {} sector, the input has {}", config.sector_count, post.sectors.len()),
+        ));
+    }
+    if post.sectors.len() != post.vanilla_proofs.len() {
+        return Err(mismatch(
+            spec,
+            format!("{} sectors, {} vanilla proofs", post.sectors.len(), post.vanilla_proofs.len()),
+        ));
+    }
+    let mut sectors = Vec::with_capacity(post.sectors.len());
+    for (sector, proof) in post.sectors.iter().zip(&post.vanilla_proofs) {
+        let comm_r = as_safe_commitment(&sector.comm_r, "comm_r").map_err(fil(spec))?;
+        if proof.sector_id != SectorId::from(sector.id) || proof.comm_r != comm_r {
+            return Err(mismatch(
+                spec,
+                format!(
+                    "the vanilla proof of sector {} is not for sector {} and its comm_r",
+                    u64::from(proof.sector_id),
+                    sector.id
+                ),
+            ));
+        }
+        sectors.push(PublicSector { id: SectorId::from(sector.id), comm_r });
+    }
+    let public = fallback::PublicInputs {
+        randomness: as_safe_commitment(&post.randomness, "randomness").map_err(fil(spec))?,
+        prover_id: as_safe_commitment(&post.prover_id, "prover_id").map_err(fil(spec))?,
+        sectors,
+        k: None,
+    };
+    let partitions = match spec.kind {
+        Kind::WindowPost => get_num_partition_for_fallback_post(&config, post.sectors.len()),
+        _ => 1,
+    };
+    let pp = post_public_params::<Tree>(spec, partitions).map_err(fil(spec))?;
+    let partitioned = partition_vanilla_proofs(&config, &pp.vanilla_params, &public, partitions, &post.vanilla_proofs)
+        .map_err(fil(spec))?;
+    let partition = FallbackPoSt::<Tree>::with_partition(public.clone(), Some(k));
+    if !FallbackPoSt::<Tree>::verify(&pp.vanilla_params, &partition, &partitioned[k]).map_err(fil(spec))? {
+        return Err(mismatch(
+            spec,
+            format!("partition {k} does not verify against the randomness, prover id and comm_r"),
+        ));
+    }
+    let circuit = FallbackPoStCompound::<Tree>::circuit(
+        &public,
+        Default::default(),
+        &partitioned[k],
+        &pp.vanilla_params,
+        Some(k),
+    )
+    .map_err(fil(spec))?;
+    // The inputs as filecoin-proofs' verifier computes them: WinningPoSt's one sector
+    // stands for all of its challenge slots.
+    let verifier_public = match spec.kind {
+        Kind::WinningPost => fallback::PublicInputs {
+            sectors: vec![public.sectors[0].clone(); pp.vanilla_params.sector_count],
+            ..public
+        },
+        _ => public,
+    };
+    let inputs = FallbackPoStCompound::<Tree>::generate_public_inputs(&verifier_public, &pp.vanilla_params, Some(k))
+        .map_err(fil(spec))?;
+    Ok((circuit.into(), inputs))
+}
+
+fn snap_instance<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    spec: FilecoinSpec,
+    snap: &SnapInput<Tree>,
+    k: usize,
+) -> Result<(FilecoinCircuit, Vec<Scalar>), FilecoinError>
+where
+    FilecoinCircuit: From<EmptySectorUpdateCircuit<Tree>>,
+{
+    let pp = snap_public_params::<Tree>(spec.sector_size).map_err(fil(spec))?;
+    let config = SectorUpdateConfig::from_porep_config(&porep_config(spec.sector_size, None, None).map_err(fil(spec))?);
+    let partitions = usize::from(config.update_partitions);
+    if snap.partition_proofs.len() != partitions {
+        return Err(mismatch(
+            spec,
+            format!("{} partition proofs, {spec} has {partitions}", snap.partition_proofs.len()),
+        ));
+    }
+    let domain = |c: &Commitment, name: &str| {
+        <TreeRHasher as Hasher>::Domain::try_from_bytes(c).with_context(|| format!("{name} is not a field element"))
+    };
+    let public = storage_proofs_update::PublicInputs {
+        k: partitions,
+        comm_r_old: domain(&snap.comm_r_old, "comm_r_old").map_err(fil(spec))?,
+        comm_d_new: <Sha256Hasher as Hasher>::Domain::try_from_bytes(&snap.comm_d_new)
+            .context("comm_d_new is not a field element")
+            .map_err(fil(spec))?,
+        comm_r_new: domain(&snap.comm_r_new, "comm_r_new").map_err(fil(spec))?,
+        h: config.h,
+    };
+    let partition = EmptySectorUpdate::<Tree>::with_partition(public.clone(), Some(k));
+    if !EmptySectorUpdate::<Tree>::verify(&pp.vanilla_params, &partition, &snap.partition_proofs[k])
+        .map_err(fil(spec))?
+    {
+        return Err(mismatch(
+            spec,
+            format!("partition {k} does not verify against comm_r_old, comm_r_new and comm_d_new"),
+        ));
+    }
+    let circuit =
+        EmptySectorUpdateCompound::<Tree>::circuit(&public, (), &snap.partition_proofs[k], &pp.vanilla_params, Some(k))
+            .map_err(fil(spec))?;
+    let inputs = EmptySectorUpdateCompound::<Tree>::generate_public_inputs(&public, &pp.vanilla_params, Some(k))
+        .map_err(fil(spec))?;
+    Ok((circuit.into(), inputs))
+}

@@ -1,0 +1,406 @@
+//! Filecoin's circuits for Bellhop, from filecoin-proofs 19.1 and storage-proofs-* 19.1
+//! (the same bellperson and bellpepper-core as Bellhop's):
+//! - `porep:SIZE`: PoRep C2, one circuit per partition, from a C1 output;
+//! - `winning-post:SIZE` and `window-post:SIZE`: fallback PoSt, from vanilla proofs;
+//! - `snap:SIZE`: EmptySectorUpdate (SnapDeals), from vanilla partition proofs;
+//!
+//! for sector sizes 2KiB, 8MiB, 512MiB and 32GiB. A circuit is built the way
+//! filecoin-proofs' own `*_with_vanilla` provers build it (`CompoundProof::circuit` for
+//! partition k), so its proofs, concatenated in partition order, are what filecoin-proofs'
+//! verifiers take. Inputs are JSON ([`input`]); [`make`] produces real ones with
+//! filecoin-proofs (a sealed sector, PoSt and SnapDeals vanilla proofs), [`verify`] checks
+//! proofs with filecoin-proofs' verifiers, and [`FilecoinSpec::param_identifier`] names
+//! the parameter files as filecoin-proofs does (`v28-<identifier>.params` / `.vk`).
+
+pub mod input;
+pub mod make;
+pub mod verify;
+
+use std::{fmt, path::Path, str::FromStr, sync::OnceLock};
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use filecoin_hashers::sha256::Sha256Hasher;
+use filecoin_proofs::{SectorShape32GiB, SectorShapeBase};
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound};
+use storage_proofs_post::fallback::{FallbackPoStCircuit, FallbackPoStCompound};
+use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
+
+pub use input::Input;
+
+/// Points filecoin-proofs at Bellhop's directories: parameters
+/// (`FIL_PROOFS_PARAMETER_CACHE`, where its verifiers read `.vk` files) and the SDR parent
+/// cache (`FIL_PROOFS_PARENT_CACHE`, unless set). filecoin-proofs reads its settings once,
+/// on first use, so only the first call counts; it returns the parameter directory in
+/// force, which differs from `params` if an earlier call set another.
+pub fn set_directories(params: &Path, parents: &Path) -> &'static Path {
+    static PARAMS: OnceLock<std::path::PathBuf> = OnceLock::new();
+    PARAMS.get_or_init(|| {
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", params);
+        if std::env::var_os("FIL_PROOFS_PARENT_CACHE").is_none() {
+            std::env::set_var("FIL_PROOFS_PARENT_CACHE", parents);
+        }
+        params.to_path_buf()
+    })
+}
+
+/// What a Filecoin circuit proves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// PoRep C2 (`porep`).
+    Porep,
+    /// WinningPoSt (`winning-post`).
+    WinningPost,
+    /// WindowPoSt (`window-post`).
+    WindowPost,
+    /// EmptySectorUpdate, SnapDeals (`snap`).
+    Snap,
+}
+
+impl Kind {
+    /// The names specs take.
+    pub const NAMES: [&'static str; 4] = ["porep", "winning-post", "window-post", "snap"];
+
+    /// The kind named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "porep" => Some(Self::Porep),
+            "winning-post" => Some(Self::WinningPost),
+            "window-post" => Some(Self::WindowPost),
+            "snap" => Some(Self::Snap),
+            _ => None,
+        }
+    }
+
+    /// Its name in specs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Porep => "porep",
+            Self::WinningPost => "winning-post",
+            Self::WindowPost => "window-post",
+            Self::Snap => "snap",
+        }
+    }
+}
+
+/// A sector size Bellhop knows Filecoin's shapes for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SectorSize {
+    /// 2 KiB (test networks).
+    Kib2,
+    /// 8 MiB (test networks).
+    Mib8,
+    /// 512 MiB (test networks).
+    Mib512,
+    /// 32 GiB (mainnet; about 200 GB of memory to prove).
+    Gib32,
+}
+
+impl SectorSize {
+    /// Every size, smallest first.
+    pub const ALL: [SectorSize; 4] = [Self::Kib2, Self::Mib8, Self::Mib512, Self::Gib32];
+
+    /// The size in bytes.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Self::Kib2 => filecoin_proofs::SECTOR_SIZE_2_KIB,
+            Self::Mib8 => filecoin_proofs::SECTOR_SIZE_8_MIB,
+            Self::Mib512 => filecoin_proofs::SECTOR_SIZE_512_MIB,
+            Self::Gib32 => filecoin_proofs::SECTOR_SIZE_32_GIB,
+        }
+    }
+
+    /// The size of `bytes`, if Bellhop knows it.
+    pub fn from_bytes(bytes: u64) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.bytes() == bytes)
+    }
+
+    /// The registered seal proof id (StackedDrg<size>V1_1) as filecoin-proofs takes it:
+    /// little-endian in the first 8 bytes.
+    pub fn porep_id(self) -> [u8; 32] {
+        let id: u64 = match self {
+            Self::Kib2 => 5,
+            Self::Mib8 => 6,
+            Self::Mib512 => 7,
+            Self::Gib32 => 8,
+        };
+        let mut porep_id = [0; 32];
+        porep_id[..8].copy_from_slice(&id.to_le_bytes());
+        porep_id
+    }
+}
+
+impl fmt::Display for SectorSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Kib2 => "2KiB",
+            Self::Mib8 => "8MiB",
+            Self::Mib512 => "512MiB",
+            Self::Gib32 => "32GiB",
+        })
+    }
+}
+
+impl FromStr for SectorSize {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|size| size.to_string().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown sector size `{s}`: Bellhop knows 2KiB, 8MiB, 512MiB and 32GiB"))
+    }
+}
+
+/// A Filecoin circuit: what it proves, for which sector size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FilecoinSpec {
+    /// What it proves.
+    pub kind: Kind,
+    /// The sector size.
+    pub sector_size: SectorSize,
+}
+
+impl fmt::Display for FilecoinSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.kind.name(), self.sector_size)
+    }
+}
+
+/// Why a Filecoin circuit could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum FilecoinError {
+    /// The input is not what the circuit reads.
+    #[error("{spec}: the input is not {expected}: {why}")]
+    Input {
+        /// The circuit.
+        spec: FilecoinSpec,
+        /// What the circuit reads.
+        expected: &'static str,
+        /// What is wrong.
+        why: String,
+    },
+    /// The input is for another sector size.
+    #[error("{spec}: the input is for {found} sectors; prove it as {kind}:{found} (with that circuit's parameters)", kind = spec.kind.name())]
+    SectorSize {
+        /// The circuit.
+        spec: FilecoinSpec,
+        /// The input's sector size (as written, e.g. `8MiB` or `4096 bytes`).
+        found: String,
+    },
+    /// The vanilla proofs do not prove the public data they come with.
+    #[error("{spec}: the vanilla proofs do not match their public data ({why}); make them again from the sector")]
+    Mismatch {
+        /// The circuit.
+        spec: FilecoinSpec,
+        /// What does not match.
+        why: String,
+    },
+    /// A partition past the input's last.
+    #[error("{spec}: partition {index} asked for, the input has {count}")]
+    Partition {
+        /// The circuit.
+        spec: FilecoinSpec,
+        /// The partition asked for.
+        index: usize,
+        /// Partitions in the input.
+        count: usize,
+    },
+    /// filecoin-proofs refused.
+    #[error("{spec}: {error:#}")]
+    Filecoin {
+        /// The circuit.
+        spec: FilecoinSpec,
+        /// filecoin-proofs' error.
+        error: anyhow::Error,
+    },
+}
+
+/// The tree shape filecoin-proofs uses for a sector size (`SectorShapeBase` for 2KiB,
+/// 8MiB and 512MiB; `SectorShape32GiB`), as the type `$tree` in `$body`.
+macro_rules! with_tree {
+    ($size:expr, $tree:ident => $body:expr) => {
+        match $size {
+            $crate::SectorSize::Gib32 => {
+                type $tree = filecoin_proofs::SectorShape32GiB;
+                $body
+            }
+            _ => {
+                type $tree = filecoin_proofs::SectorShapeBase;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_tree;
+
+/// A Filecoin circuit with its witness (or blank, for parameter generation).
+pub enum FilecoinCircuit {
+    /// PoRep C2, one partition.
+    Porep(StackedCircuit<SectorShapeBase, Sha256Hasher>),
+    /// PoRep C2 of a 32 GiB sector, one partition.
+    Porep32GiB(StackedCircuit<SectorShape32GiB, Sha256Hasher>),
+    /// Winning or Window PoSt, one partition.
+    Post(FallbackPoStCircuit<SectorShapeBase>),
+    /// Winning or Window PoSt over 32 GiB sectors, one partition.
+    Post32GiB(FallbackPoStCircuit<SectorShape32GiB>),
+    /// EmptySectorUpdate, one partition.
+    Snap(EmptySectorUpdateCircuit<SectorShapeBase>),
+    /// EmptySectorUpdate of a 32 GiB sector, one partition.
+    Snap32GiB(EmptySectorUpdateCircuit<SectorShape32GiB>),
+}
+
+impl Circuit<Scalar> for FilecoinCircuit {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        match self {
+            Self::Porep(c) => c.synthesize(cs),
+            Self::Porep32GiB(c) => c.synthesize(cs),
+            Self::Post(c) => c.synthesize(cs),
+            Self::Post32GiB(c) => c.synthesize(cs),
+            Self::Snap(c) => c.synthesize(cs),
+            Self::Snap32GiB(c) => c.synthesize(cs),
+        }
+    }
+}
+
+/// `From` each circuit type for its [`FilecoinCircuit`] variant.
+macro_rules! variants {
+    ($($variant:ident($circuit:ty)),* $(,)?) => {$(
+        impl From<$circuit> for FilecoinCircuit {
+            fn from(circuit: $circuit) -> Self {
+                Self::$variant(circuit)
+            }
+        }
+    )*};
+}
+variants!(
+    Porep(StackedCircuit<SectorShapeBase, Sha256Hasher>),
+    Porep32GiB(StackedCircuit<SectorShape32GiB, Sha256Hasher>),
+    Post(FallbackPoStCircuit<SectorShapeBase>),
+    Post32GiB(FallbackPoStCircuit<SectorShape32GiB>),
+    Snap(EmptySectorUpdateCircuit<SectorShapeBase>),
+    Snap32GiB(EmptySectorUpdateCircuit<SectorShape32GiB>),
+);
+
+/// One partition's circuit with its witness, and its public inputs as filecoin-proofs'
+/// verifier computes them (without the leading constant one).
+pub struct Instance {
+    /// The circuit.
+    pub circuit: FilecoinCircuit,
+    /// Its public inputs.
+    pub public_inputs: Vec<Scalar>,
+}
+
+impl FilecoinSpec {
+    /// The spec named `name` with size `size` (`porep`, `2KiB`), or why not.
+    pub fn parse(name: &str, size: &str) -> Option<Result<Self, String>> {
+        let kind = Kind::from_name(name)?;
+        Some(size.parse().map(|sector_size| Self { kind, sector_size }))
+    }
+
+    fn filecoin(self, error: anyhow::Error) -> FilecoinError {
+        FilecoinError::Filecoin { spec: self, error }
+    }
+
+    /// The identifier filecoin-proofs gives this circuit's parameters: files
+    /// `v28-<identifier>.params` and `.vk` in the parameter cache.
+    pub fn param_identifier(self) -> Result<String, FilecoinError> {
+        with_tree!(self.sector_size, Tree => self.param_identifier_of::<Tree>()).map_err(|e| self.filecoin(e))
+    }
+
+    fn param_identifier_of<
+        Tree: 'static + storage_proofs_core::merkle::MerkleTreeTrait<Hasher = filecoin_proofs::TreeRHasher>,
+    >(
+        self,
+    ) -> anyhow::Result<String> {
+        Ok(match self.kind {
+            Kind::Porep => input::porep_config(self.sector_size, None, None)?.get_cache_identifier::<Tree>()?,
+            Kind::WinningPost | Kind::WindowPost => input::post_config(self)?.get_cache_identifier::<Tree>()?,
+            Kind::Snap => {
+                use storage_proofs_core::parameter_cache::CacheableParameters;
+                let params = storage_proofs_update::PublicParams::from_sector_size(self.sector_size.bytes());
+                <EmptySectorUpdateCompound<Tree> as CacheableParameters<EmptySectorUpdateCircuit<Tree>, _>>::cache_identifier(
+                    &params,
+                )
+            }
+        })
+    }
+
+    /// The circuit without a witness, for parameter generation.
+    pub fn blank_circuit(self) -> Result<FilecoinCircuit, FilecoinError> {
+        let size = self.sector_size;
+        let blank = || -> anyhow::Result<FilecoinCircuit> {
+            Ok(match self.kind {
+                Kind::Porep => with_tree!(size, Tree => {
+                    let pp = input::porep_public_params::<Tree>(&input::porep_config(size, None, None)?)?;
+                    <StackedCompound<Tree, Sha256Hasher> as CompoundProof<_, _>>::blank_circuit(&pp.vanilla_params).into()
+                }),
+                Kind::WinningPost | Kind::WindowPost => with_tree!(size, Tree => {
+                    let pp = input::post_public_params::<Tree>(self, 1)?;
+                    <FallbackPoStCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp.vanilla_params).into()
+                }),
+                Kind::Snap => with_tree!(size, Tree => {
+                    let pp = input::snap_public_params::<Tree>(size)?;
+                    <EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp.vanilla_params).into()
+                }),
+            })
+        };
+        blank().map_err(|e| self.filecoin(e))
+    }
+
+    /// How many partitions, so proofs, `input` (see [`input`]) makes.
+    pub fn partitions(self, input: &[u8]) -> Result<usize, FilecoinError> {
+        Input::parse(self, input)?.partitions(self)
+    }
+
+    /// Partition `partition`'s circuit from `input` (see [`input`]).
+    pub fn instance(self, input: &[u8], partition: usize) -> Result<Instance, FilecoinError> {
+        let input = Input::parse(self, input)?;
+        let count = input.partitions(self)?;
+        if partition >= count {
+            return Err(FilecoinError::Partition { spec: self, index: partition, count });
+        }
+        input.instance(self, partition)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_print_and_sizes_parse() {
+        let spec = FilecoinSpec::parse("window-post", "2kib").unwrap().unwrap();
+        assert_eq!(spec.to_string(), "window-post:2KiB");
+        assert!(FilecoinSpec::parse("chain", "2KiB").is_none());
+        assert!(FilecoinSpec::parse("porep", "4KiB").unwrap().unwrap_err().contains("2KiB, 8MiB, 512MiB and 32GiB"));
+        assert_eq!(SectorSize::from_bytes(8 << 20), Some(SectorSize::Mib8));
+    }
+
+    /// The identifiers of the 2 KiB circuits are those of Filecoin's published parameters
+    /// (storage-proofs-core's parameters.json).
+    #[test]
+    fn parameter_identifiers_are_filecoins() {
+        let id = |kind| FilecoinSpec { kind, sector_size: SectorSize::Kib2 }.param_identifier().unwrap();
+        assert_eq!(
+            id(Kind::WinningPost),
+            "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-3ea05428c9d11689f23529cde32fd30aabd50f7d2c93657c1d3650bca3e8ea9e"
+        );
+        assert_eq!(
+            id(Kind::WindowPost),
+            "proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-0-0-0170db1f394b35d995252228ee359194b13199d259380541dc529fb0099096b0"
+        );
+        assert_eq!(
+            id(Kind::Porep),
+            "stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-032d3138d22506ec0082ed72b2dcba18df18477904e35bafee82b3793b06832f"
+        );
+        assert_eq!(
+            id(Kind::Snap),
+            "empty-sector-update-merkletree-poseidon_hasher-8-0-0-fb9e095bebdd77511c0269b967b4d87ba8b8a525edaa0e165de23ba454510194"
+        );
+        // 32 GiB is recognised: its identifier is computed (its circuit needs ~200 GB to prove).
+        let big = FilecoinSpec { kind: Kind::Porep, sector_size: SectorSize::Gib32 };
+        assert!(big.param_identifier().unwrap().contains("merkletree-poseidon_hasher-8-8-0"));
+    }
+}

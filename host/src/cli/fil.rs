@@ -1,0 +1,136 @@
+//! `bellhop fil`: real Filecoin inputs made with filecoin-proofs from a seed, and proofs
+//! checked by filecoin-proofs' own verifiers.
+
+use std::{fs, path::PathBuf, process::ExitCode, time::Instant};
+
+use anyhow::{bail, Context as _, Result};
+use bellhop_circuits::CircuitSpec;
+use bellhop_filecoin::{make, verify, FilecoinSpec, Kind, SectorSize};
+
+use super::Context;
+
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Command {
+    /// Seal a sector with filecoin-proofs (add_piece, PC1, PC2, C1), its data and ids drawn
+    /// from SEED; writes DIR/c1.json (the input of porep:SIZE) and DIR/sector.json.
+    Seal {
+        /// A new directory for the sector's files.
+        dir: PathBuf,
+        /// 2KiB, 8MiB or 512MiB.
+        #[arg(long, default_value = "2KiB")]
+        sector_size: SectorSize,
+        /// Draws the data, prover id, sector number (= SEED), ticket and seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// WinningPoSt vanilla proofs of sealed sectors: the input of winning-post:SIZE.
+    WinningPost(PostArgs),
+    /// WindowPoSt vanilla proofs of sealed sectors: the input of window-post:SIZE.
+    WindowPost(PostArgs),
+    /// A SnapDeals update of a sealed sector (new data drawn from SEED) and its vanilla
+    /// partition proofs: the input of snap:SIZE.
+    Snap {
+        /// The sealed sector's directory (from `bellhop fil seal`).
+        sector: PathBuf,
+        /// Draws the new data.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Where to write the input.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Check proofs (as `bellhop prove --input --out` writes them) with filecoin-proofs'
+    /// own verifier, which reads the circuit's v28-*.vk from `[params] dir`.
+    Verify {
+        /// The circuit, e.g. window-post:2KiB.
+        circuit: String,
+        /// The input the proofs were made from.
+        #[arg(long)]
+        input: PathBuf,
+        /// The proofs.
+        #[arg(long)]
+        proof: PathBuf,
+        /// For porep: the sealed sector's directory (its ids are not in the C1 output).
+        #[arg(long)]
+        sector: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct PostArgs {
+    /// The sealed sectors' directories (from `bellhop fil seal`); one prover id.
+    #[arg(required = true)]
+    sectors: Vec<PathBuf>,
+    /// Draws the challenge randomness.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where to write the input.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// The Filecoin spec of `circuit`, or an error naming the Filecoin circuits.
+fn filecoin_spec(circuit: &str) -> Result<FilecoinSpec> {
+    match circuit.parse::<CircuitSpec>()? {
+        CircuitSpec::Filecoin(spec) => Ok(spec),
+        other => bail!("{other} is not a Filecoin circuit (porep, winning-post, window-post or snap, e.g. porep:2KiB)"),
+    }
+}
+
+/// The size all of `sectors` were sealed with.
+fn sectors_size(sectors: &[PathBuf]) -> Result<SectorSize> {
+    let first = sectors.first().context("no sectors given")?;
+    make::SealedSector::read(first)?.size()
+}
+
+fn write(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    bellhop_plugin_api::dirs::write_atomically(path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
+    // filecoin-proofs reads its directories once, on first use.
+    bellhop_filecoin::set_directories(
+        &context.config.params.dir,
+        &bellhop_plugin_api::dirs::cache_dir("filecoin-parents"),
+    );
+    let start = Instant::now();
+    match command {
+        Command::Seal { dir, sector_size, seed } => {
+            let sector = make::seal(&dir, sector_size, seed)?;
+            println!(
+                "sealed sector {} ({sector_size}) in {} in {:.1} s; C1 output: {}",
+                sector.sector_id,
+                dir.display(),
+                start.elapsed().as_secs_f64(),
+                dir.join(make::C1_FILE).display()
+            );
+        }
+        Command::WinningPost(args) => post(Kind::WinningPost, &args)?,
+        Command::WindowPost(args) => post(Kind::WindowPost, &args)?,
+        Command::Snap { sector, seed, out } => {
+            write(&out, &make::snap(&sector, seed)?)?;
+            println!("wrote {} (the input of snap) in {:.1} s", out.display(), start.elapsed().as_secs_f64());
+        }
+        Command::Verify { circuit, input, proof, sector } => {
+            let spec = filecoin_spec(&circuit)?;
+            let input = fs::read(&input).with_context(|| format!("reading --input {}", input.display()))?;
+            let proof_bytes = fs::read(&proof).with_context(|| format!("reading --proof {}", proof.display()))?;
+            let sector = sector.as_deref().map(make::SealedSector::read).transpose()?;
+            if verify::verify(spec, &input, sector.as_ref(), &proof_bytes)? {
+                println!("{}: accepted by filecoin-proofs' verifier for {spec}", proof.display());
+            } else {
+                println!("{}: REJECTED by filecoin-proofs' verifier for {spec}", proof.display());
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn post(kind: Kind, args: &PostArgs) -> Result<()> {
+    let start = Instant::now();
+    let spec = FilecoinSpec { kind, sector_size: sectors_size(&args.sectors)? };
+    write(&args.out, &make::post(spec, &args.sectors, args.seed)?)?;
+    println!("wrote {} (the input of {spec}) in {:.1} s", args.out.display(), start.elapsed().as_secs_f64());
+    Ok(())
+}
