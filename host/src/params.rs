@@ -12,6 +12,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::strategy::Assignment;
 use bellperson::groth16::{self, prepare_verifying_key, PreparedVerifyingKey, VerifyingKey};
 use blstrs::{Bls12, G1Affine, G2Affine};
@@ -268,4 +269,24 @@ pub fn write(params: &groth16::Parameters<Bls12>, path: &Path) -> Result<(), Par
         let _ = std::fs::remove_file(&tmp);
     }
     result.map_err(fail)
+}
+
+/// Writes `params` of `circuit` to `path` (see [`write`]) and, for a Filecoin circuit, its
+/// verifying key beside as `.vk`, where filecoin-proofs' verifiers read it. Returns the
+/// `.vk` path if one was written.
+pub fn write_for_circuit(
+    circuit: &CircuitSpec,
+    params: &groth16::Parameters<Bls12>,
+    path: &Path,
+) -> Result<Option<std::path::PathBuf>, ParamsError> {
+    write(params, path)?;
+    if !circuit.reads_input() {
+        return Ok(None);
+    }
+    let vk = path.with_extension("vk");
+    let mut bytes = Vec::new();
+    params.vk.write(&mut bytes).expect("writing to a Vec does not fail");
+    bellhop_plugin_api::dirs::write_atomically(&vk, &bytes)
+        .map_err(|error| ParamsError::Write { path: vk.clone(), error })?;
+    Ok(Some(vk))
 }

@@ -385,14 +385,10 @@ where
         seed: Some(c1.seed),
     };
     let pp = porep_public_params::<Tree>(&config).map_err(fil(spec))?;
-    let partition = StackedDrg::<Tree, Sha256Hasher>::with_partition(public.clone(), Some(k));
-    if !StackedDrg::<Tree, Sha256Hasher>::verify(&pp.vanilla_params, &partition, &c1.vanilla_proofs[k])
+    if !StackedDrg::<Tree, Sha256Hasher>::verify_all_partitions(&pp.vanilla_params, &public, &c1.vanilla_proofs)
         .map_err(fil(spec))?
     {
-        return Err(mismatch(
-            spec,
-            format!("partition {k} does not verify against comm_r, comm_d, replica id and seed"),
-        ));
+        return Err(mismatch(spec, "they do not verify against comm_r, comm_d, replica id and seed"));
     }
     let circuit =
         StackedCompound::<Tree, Sha256Hasher>::circuit(&public, (), &c1.vanilla_proofs[k], &pp.vanilla_params, Some(k))
@@ -455,15 +451,9 @@ where
         _ => 1,
     };
     let pp = post_public_params::<Tree>(spec, partitions).map_err(fil(spec))?;
+    // filecoin-proofs verifies the partitioned vanilla proofs against the public data.
     let partitioned = partition_vanilla_proofs(&config, &pp.vanilla_params, &public, partitions, &post.vanilla_proofs)
-        .map_err(fil(spec))?;
-    let partition = FallbackPoSt::<Tree>::with_partition(public.clone(), Some(k));
-    if !FallbackPoSt::<Tree>::verify(&pp.vanilla_params, &partition, &partitioned[k]).map_err(fil(spec))? {
-        return Err(mismatch(
-            spec,
-            format!("partition {k} does not verify against the randomness, prover id and comm_r"),
-        ));
-    }
+        .map_err(|e| mismatch(spec, format!("{e:#}")))?;
     let circuit = FallbackPoStCompound::<Tree>::circuit(
         &public,
         Default::default(),
@@ -515,14 +505,10 @@ where
         comm_r_new: domain(&snap.comm_r_new, "comm_r_new").map_err(fil(spec))?,
         h: config.h,
     };
-    let partition = EmptySectorUpdate::<Tree>::with_partition(public.clone(), Some(k));
-    if !EmptySectorUpdate::<Tree>::verify(&pp.vanilla_params, &partition, &snap.partition_proofs[k])
+    if !EmptySectorUpdate::<Tree>::verify_all_partitions(&pp.vanilla_params, &public, &snap.partition_proofs)
         .map_err(fil(spec))?
     {
-        return Err(mismatch(
-            spec,
-            format!("partition {k} does not verify against comm_r_old, comm_r_new and comm_d_new"),
-        ));
+        return Err(mismatch(spec, "they do not verify against comm_r_old, comm_r_new and comm_d_new"));
     }
     let circuit =
         EmptySectorUpdateCompound::<Tree>::circuit(&public, (), &snap.partition_proofs[k], &pp.vanilla_params, Some(k))

@@ -19,9 +19,12 @@ pub(super) enum Command {
         /// 2KiB, 8MiB or 512MiB.
         #[arg(long, default_value = "2KiB")]
         sector_size: SectorSize,
-        /// Draws the data, prover id, sector number (= SEED), ticket and seed.
+        /// The sector number; draws its data, ticket and interactive seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Draws the prover id (sectors proved together in a PoSt have one).
+        #[arg(long, default_value_t = 1)]
+        prover: u64,
     },
     /// WinningPoSt vanilla proofs of sealed sectors: the input of winning-post:SIZE.
     WinningPost(PostArgs),
@@ -95,8 +98,8 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
     );
     let start = Instant::now();
     match command {
-        Command::Seal { dir, sector_size, seed } => {
-            let sector = make::seal(&dir, sector_size, seed)?;
+        Command::Seal { dir, sector_size, seed, prover } => {
+            let sector = make::seal(&dir, sector_size, seed, prover)?;
             println!(
                 "sealed sector {} ({sector_size}) in {} in {:.1} s; C1 output: {}",
                 sector.sector_id,

@@ -52,19 +52,14 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
         Some(seed) => generate(&spec, &mut ChaCha20Rng::seed_from_u64(seed))?,
         None => generate(&spec, &mut OsRng)?,
     };
-    params::write(&params, &path)?;
-    if spec.reads_input() {
-        // filecoin-proofs' verifiers read the verifying key from its own file beside.
-        let vk = path.with_extension("vk");
-        let mut bytes = Vec::new();
-        params.vk.write(&mut bytes)?;
-        bellhop_plugin_api::dirs::write_atomically(&vk, &bytes)?;
-        println!("wrote {} (the verifying key filecoin-proofs reads)", vk.display());
-    }
+    let vk = params::write_for_circuit(&spec, &params, &path)?;
     println!(
         "wrote {} for {spec} in {:.1} s (insecure: random toxic waste; for development only)",
         path.display(),
         start.elapsed().as_secs_f64()
     );
+    if let Some(vk) = vk {
+        println!("wrote {} (the verifying key filecoin-proofs' verifiers read)", vk.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,219 @@
+//! Filecoin's circuits end to end: a 2 KiB sector sealed by filecoin-proofs, PoSt vanilla
+//! proofs from it, proved by Bellhop with every strategy, accepted by filecoin-proofs' own
+//! verifiers; identical assignments from every strategy; clear errors for bad inputs.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    sync::OnceLock,
+};
+
+use bellhop::{
+    config::Config,
+    params::{self, Srs},
+    pipeline::{prove_batches, PipelineOptions, Randomness},
+    session::{load_params, Session},
+};
+use bellhop_circuits::CircuitSpec;
+use bellhop_filecoin::{make, verify, FilecoinSpec, Kind, SectorSize};
+use bellhop_plugin_api::strategy::Job;
+use bellhop_tests::{build_dir, built_library};
+use bellperson::groth16::generate_random_parameters;
+use blstrs::Bls12;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+/// Three sealed 2 KiB sectors and the inputs made from them.
+struct Fixture {
+    params: PathBuf,
+    winning: Vec<u8>,
+    /// Three sectors: two partitions of two (the last padded).
+    window: Vec<u8>,
+    snap: Vec<u8>,
+    c1: Vec<u8>,
+}
+
+fn spec(kind: Kind) -> FilecoinSpec {
+    FilecoinSpec { kind, sector_size: SectorSize::Kib2 }
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let dir = build_dir().join(format!("filecoin-{}", std::process::id()));
+        let params = dir.join("params");
+        bellhop_filecoin::set_directories(&params, &dir.join("parents"));
+        let sectors: Vec<PathBuf> = (1..=3)
+            .map(|seed| {
+                let sector = dir.join(format!("sector-{seed}"));
+                make::seal(&sector, SectorSize::Kib2, seed, 1).unwrap();
+                sector
+            })
+            .collect();
+        Fixture {
+            winning: make::post(spec(Kind::WinningPost), &sectors, 7).unwrap(),
+            window: make::post(spec(Kind::WindowPost), &sectors, 8).unwrap(),
+            snap: make::snap(&sectors[2], 9).unwrap(),
+            c1: fs::read(sectors[0].join(make::C1_FILE)).unwrap(),
+            params,
+        }
+    })
+}
+
+/// The strategies: the embedded baseline and the loaded plugins.
+fn strategies(pce_cache: &Path) -> Vec<Config> {
+    let mut configs = vec![Config::default()];
+    for name in ["presized", "smallvec", "pce"] {
+        let mut config = Config::default();
+        config.synthesis.strategy = built_library(&format!("bellhop_strategy_{name}")).display().to_string();
+        if name == "pce" {
+            config.synthesis.options.insert("cache_dir".into(), pce_cache.display().to_string().into());
+        }
+        configs.push(config);
+    }
+    configs
+}
+
+fn jobs(spec: FilecoinSpec, input: &[u8]) -> Vec<Job> {
+    let partitions = spec.partitions(input).unwrap();
+    (0..partitions as u64)
+        .map(|k| Job { circuit: spec.to_string().into(), seed: k, input: input.to_vec().into() })
+        .collect()
+}
+
+/// Proves every partition of `input` with `config`: the proofs concatenated.
+fn prove(config: &Config, srs: &Srs, spec: FilecoinSpec, input: &[u8]) -> Vec<u8> {
+    let session = Session::open(config, &build_dir()).unwrap();
+    let options = PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Os };
+    let proved = prove_batches(
+        session.backend.as_ref(),
+        session.strategy.as_ref(),
+        srs,
+        vec![jobs(spec, input)],
+        &options,
+        &|_| {},
+    )
+    .unwrap();
+    proved.iter().flat_map(|p| p.proof_bytes()).collect()
+}
+
+#[test]
+fn post_proofs_of_every_strategy_are_accepted_by_filecoin_proofs() {
+    let fixture = fixture();
+    let pce_cache = build_dir().join(format!("filecoin-pce-{}", std::process::id()));
+    for (kind, input) in [(Kind::WinningPost, &fixture.winning), (Kind::WindowPost, &fixture.window)] {
+        let spec = spec(kind);
+        let circuit = CircuitSpec::Filecoin(spec);
+        let path = fixture.params.join(circuit.params_file_name().unwrap());
+        let generated = generate_random_parameters::<Bls12, _, _>(
+            circuit.setup_circuit().unwrap(),
+            &mut ChaCha20Rng::seed_from_u64(3),
+        )
+        .unwrap();
+        params::write_for_circuit(&circuit, &generated, &path).unwrap();
+        let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
+        let partitions = spec.partitions(input).unwrap();
+        assert_eq!(partitions, if kind == Kind::WindowPost { 2 } else { 1 });
+        for config in strategies(&pce_cache) {
+            let proofs = prove(&config, &srs, spec, input);
+            assert_eq!(proofs.len(), 192 * partitions);
+            assert!(
+                verify::verify(spec, input, None, &proofs).unwrap(),
+                "{spec} with {}: rejected by filecoin-proofs",
+                config.synthesis.strategy
+            );
+            if partitions == 2 {
+                // Partition order matters: swapped, the proofs are rejected.
+                let swapped = [&proofs[192..], &proofs[..192]].concat();
+                assert!(!verify::verify(spec, input, None, &swapped).unwrap_or(false));
+            }
+        }
+    }
+    fs::remove_dir_all(pce_cache).ok();
+}
+
+#[test]
+fn filecoin_assignments_are_identical_across_strategies() {
+    let fixture = fixture();
+    let mut jobs_all = Vec::new();
+    for (kind, input) in [
+        (Kind::WinningPost, &fixture.winning),
+        (Kind::WindowPost, &fixture.window),
+        (Kind::Snap, &fixture.snap),
+        (Kind::Porep, &fixture.c1),
+    ] {
+        jobs_all.extend(jobs(spec(kind), input));
+    }
+    let pce_cache = build_dir().join(format!("filecoin-pce-identical-{}", std::process::id()));
+    let configs = strategies(&pce_cache);
+    let synthesize = |config: &Config| {
+        let session = Session::open(config, &build_dir()).unwrap();
+        let result = session.strategy.synthesize(&jobs_all).unwrap();
+        assert!(result.warnings.is_empty(), "{:?}", result.warnings);
+        result.assignments
+    };
+    let expected = synthesize(&configs[0]);
+    assert_eq!(expected.len(), 5);
+    for config in &configs[1..] {
+        assert!(synthesize(config) == expected, "{}: differs from baseline", config.synthesis.strategy);
+    }
+    // pce again: the replay of its recordings.
+    assert!(synthesize(&configs[3]) == expected, "pce's replay differs from baseline");
+    fs::remove_dir_all(pce_cache).ok();
+}
+
+/// The error of partition 0 of `input` for `spec`, as text.
+fn error(spec: FilecoinSpec, input: &[u8]) -> String {
+    match spec.instance(input, 0) {
+        Ok(_) => panic!("{spec}: a bad input was taken"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// `json` with `edit` applied to its value.
+fn edited(json: &[u8], edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+    let mut value: serde_json::Value = serde_json::from_slice(json).unwrap();
+    edit(&mut value);
+    serde_json::to_vec(&value).unwrap()
+}
+
+#[test]
+fn bad_filecoin_inputs_get_clear_errors() {
+    let fixture = fixture();
+    let porep = spec(Kind::Porep);
+    // Truncated and corrupt C1 outputs.
+    let truncated = error(porep, &fixture.c1[..fixture.c1.len() / 2]);
+    assert!(truncated.contains("is not a C1 output") && truncated.contains("truncated"), "{truncated}");
+    let mut flipped = fixture.c1.clone();
+    flipped[0] = b'#';
+    assert!(error(porep, &flipped).contains("is not a C1 output"));
+    let changed = edited(&fixture.c1, |v| v["comm_r"][0] = (v["comm_r"][0].as_u64().unwrap() ^ 1).into());
+    let e = error(porep, &changed);
+    assert!(e.contains("do not match their public data"), "{e}");
+    assert!(error(porep, &[]).contains("--input FILE"));
+    // A 2 KiB C1 for the 8 MiB circuit.
+    let e = error(FilecoinSpec { kind: Kind::Porep, sector_size: SectorSize::Mib8 }, &fixture.c1);
+    assert!(e.contains("the input is for 2KiB sectors") && e.contains("porep:2KiB"), "{e}");
+    // Vanilla proofs that do not match their public data.
+    let window = spec(Kind::WindowPost);
+    let other_comm_r = edited(&fixture.window, |v| v["sectors"][0]["comm_r"][0] = 0.into());
+    let e = error(window, &other_comm_r);
+    assert!(e.contains("do not match their public data"), "{e}");
+    let other_randomness =
+        edited(&fixture.window, |v| v["randomness"][0] = (v["randomness"][0].as_u64().unwrap() ^ 1).into());
+    let e = error(window, &other_randomness);
+    assert!(e.contains("do not match their public data"), "{e}");
+    // An input for another circuit.
+    let e = error(window, &fixture.winning);
+    assert!(e.contains("it was made for winning-post:2KiB"), "{e}");
+    let e = error(spec(Kind::Snap), &fixture.window);
+    assert!(e.contains("is not SnapDeals vanilla partition proofs"), "{e}");
+    // A missing parameter file: the message names the file filecoin-proofs would use.
+    let mut config = Config::default();
+    config.params.dir = build_dir().join("no-such-params");
+    let e = load_params(&config, &CircuitSpec::Filecoin(porep), None).err().unwrap().to_string();
+    assert!(e.contains("v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-"), "{e}");
+    assert!(e.contains("bellhop params gen porep:2KiB"), "{e}");
+    // PoRep's verifier needs the sector's ids.
+    assert!(verify::verify(porep, &fixture.c1, None, &[0; 192]).unwrap_err().to_string().contains("--sector"));
+}
