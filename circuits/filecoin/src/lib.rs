@@ -9,11 +9,12 @@
 //! partition k), so its proofs, concatenated in partition order, are what filecoin-proofs'
 //! verifiers take. Inputs are JSON ([`input`]); [`make`] produces real ones with
 //! filecoin-proofs (a sealed sector, PoSt and SnapDeals vanilla proofs), [`verify`] checks
-//! proofs with filecoin-proofs' verifiers, and [`FilecoinSpec::param_identifier`] names
+//! proofs with filecoin-proofs' verifiers, [`reference`] runs filecoin-proofs' own provers, and [`FilecoinSpec::param_identifier`] names
 //! the parameter files as filecoin-proofs does (`v28-<identifier>.params` / `.vk`).
 
 pub mod input;
 pub mod make;
+pub mod reference;
 pub mod verify;
 
 use std::{fmt, path::Path, str::FromStr, sync::OnceLock};

@@ -5,7 +5,7 @@ use std::{fs, path::PathBuf, process::ExitCode, time::Instant};
 
 use anyhow::{bail, Context as _, Result};
 use bellhop_circuits::CircuitSpec;
-use bellhop_filecoin::{make, verify, FilecoinSpec, Kind, SectorSize};
+use bellhop_filecoin::{make, reference, verify, FilecoinSpec, Kind, SectorSize};
 
 use super::Context;
 
@@ -41,6 +41,21 @@ pub(super) enum Command {
         /// Where to write the input.
         #[arg(long)]
         out: PathBuf,
+    },
+    /// Prove with filecoin-proofs' own prover (CPU) on the same input and parameter file,
+    /// timed: the reference to compare Bellhop with.
+    Reference {
+        /// The circuit, e.g. porep:2KiB.
+        circuit: String,
+        /// The input (as for `bellhop prove --input`).
+        #[arg(long)]
+        input: PathBuf,
+        /// For porep: the sealed sector's directory.
+        #[arg(long)]
+        sector: Option<PathBuf>,
+        /// Write the proofs here.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Check proofs (as `bellhop prove --input --out` writes them) with filecoin-proofs'
     /// own verifier, which reads the circuit's v28-*.vk from `[params] dir`.
@@ -113,6 +128,20 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
         Command::Snap { sector, seed, out } => {
             write(&out, &make::snap(&sector, seed)?)?;
             println!("wrote {} (the input of snap) in {:.1} s", out.display(), start.elapsed().as_secs_f64());
+        }
+        Command::Reference { circuit, input, sector, out } => {
+            let spec = filecoin_spec(&circuit)?;
+            let input = fs::read(&input).with_context(|| format!("reading --input {}", input.display()))?;
+            let sector = sector.as_deref().map(make::SealedSector::read).transpose()?;
+            let proofs = reference::prove(spec, &input, sector.as_ref())?;
+            println!(
+                "filecoin-proofs' own prover: {} proof(s) of {spec} in {:.3} s",
+                proofs.len() / 192,
+                start.elapsed().as_secs_f64()
+            );
+            if let Some(out) = out {
+                write(&out, &proofs)?;
+            }
         }
         Command::Verify { circuit, input, proof, sector } => {
             let spec = filecoin_spec(&circuit)?;

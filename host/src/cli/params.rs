@@ -18,6 +18,12 @@ pub(super) enum Command {
     /// Generate parameters for a circuit from random toxic waste (INSECURE: for
     /// development and benchmarks only).
     Gen(GenArgs),
+    /// Print the path of a circuit's parameter file in `[params] dir` (for a Filecoin
+    /// circuit, filecoin-proofs' `v28-<identifier>.params`).
+    Path {
+        /// The circuit, e.g. porep:2KiB.
+        circuit: String,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -44,7 +50,13 @@ pub(super) fn generate(spec: &CircuitSpec, rng: &mut impl RngCore) -> Result<Par
 }
 
 pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
-    let Command::Gen(args) = command;
+    let args = match command {
+        Command::Gen(args) => args,
+        Command::Path { circuit } => {
+            println!("{}", params_path(&context.config, &circuit.parse()?, None)?.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
     let spec: CircuitSpec = args.circuit.parse()?;
     let path = params_path(&context.config, &spec, args.out.as_deref())?;
     let start = Instant::now();
