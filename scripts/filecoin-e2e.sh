@@ -6,7 +6,8 @@
 # proved again by filecoin-proofs' own prover in the same run for the times beside.
 #
 #   scripts/filecoin-e2e.sh                  # release build here, CPU backend
-#   BELLHOP=.device-bundle/bellhop BACKEND=cuda scripts/filecoin-e2e.sh   # GPU machine
+#   BELLHOP=.device-bundle/bellhop BELLHOP_PLUGIN_DIR=.device-bundle BACKEND=cuda \
+#       .device-bundle/filecoin-e2e.sh   # the GPU machine (scripts/gpu-bundle.sh copies it)
 #
 # Not in CI: on 2 cores PoRep's parameters alone take about 10 minutes to generate, so they
 # are kept in PARAMS (default: the bellhop cache directory's filecoin-params).

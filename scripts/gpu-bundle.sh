@@ -29,6 +29,6 @@ if [[ "${PEERS:-1}" != 0 ]]; then
         cp "peers/target/$feature/release/bellperson-peer" ".device-bundle/bellperson-peer-$feature"
     done
 fi
-cp scripts/gpu-bench.sh .device-bundle/
+cp scripts/gpu-bench.sh scripts/filecoin-e2e.sh .device-bundle/
 strip .device-bundle/bellhop .device-bundle/*-tests .device-bundle/bellperson-peer-* 2>/dev/null || true
 du -sh .device-bundle

@@ -25,7 +25,8 @@ use crate::{
 pub struct Job {
     /// A circuit of the catalog, e.g. `chain:65536` or `sha256-merkle:10`.
     pub circuit: RString,
-    /// The seed its witness is derived from.
+    /// The seed its witness is derived from; for a circuit that reads `input` (Filecoin's),
+    /// the partition of the input to prove.
     pub seed: u64,
     /// Extra input the circuit reads (e.g. a Filecoin C1 output); empty for most.
     pub input: RVec<u8>,

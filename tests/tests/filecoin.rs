@@ -154,6 +154,23 @@ fn filecoin_assignments_are_identical_across_strategies() {
     };
     let expected = synthesize(&configs[0]);
     assert_eq!(expected.len(), 5);
+    // The circuits' public inputs are the ones filecoin-proofs' verifiers compute, and their
+    // sizes those measured with filecoin-proofs (constraints without bellperson's input
+    // constraints; inputs with the constant one).
+    for ((job, assignment), constraints) in
+        jobs_all.iter().zip(&expected).zip([90_750, 21_866, 21_866, 1_705_039, 2_687_921])
+    {
+        let spec: CircuitSpec = job.circuit.parse().unwrap();
+        let public = spec.instance(job.seed, &job.input).unwrap().public_inputs;
+        assert!(assignment.inputs[1..] == public[..], "{spec} partition {}: public inputs differ", job.seed);
+        println!(
+            "{spec}: {} constraints, {} inputs",
+            assignment.a.len() - assignment.inputs.len(),
+            assignment.inputs.len()
+        );
+        assert_eq!(assignment.a.len() - assignment.inputs.len(), constraints, "{spec}");
+    }
+    assert_eq!(expected[4].inputs.len(), 40, "PoRep C2 2 KiB: 40 public inputs with the constant one");
     for config in &configs[1..] {
         assert!(synthesize(config) == expected, "{}: differs from baseline", config.synthesis.strategy);
     }

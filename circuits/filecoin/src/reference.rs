@@ -33,7 +33,9 @@ fn prove_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     match input {
         Typed::Porep(c1) => {
             let Some(sector) = sector else {
-                bail!("filecoin-proofs' C2 needs the sector's prover and sector ids: give its directory (--sector DIR)");
+                bail!(
+                    "filecoin-proofs' C2 needs the sector's prover and sector ids: give its directory (--sector DIR)"
+                );
             };
             let config = porep_config(spec.sector_size, Some(sector.porep_id), None)?;
             Ok(seal_commit_phase2::<Tree>(&config, *c1, sector.prover_id, SectorId::from(sector.sector_id))?.proof)
