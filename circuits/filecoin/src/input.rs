@@ -388,7 +388,11 @@ where
     if !StackedDrg::<Tree, Sha256Hasher>::verify_all_partitions(&pp.vanilla_params, &public, &c1.vanilla_proofs)
         .map_err(fil(spec))?
     {
-        return Err(mismatch(spec, "they do not verify against comm_r, comm_d, replica id and seed"));
+        return Err(mismatch(
+            spec,
+            "they do not verify against comm_r, comm_d, replica id and seed, with the graph of registered proof \
+             StackedDrg<size>V1_1",
+        ));
     }
     let circuit =
         StackedCompound::<Tree, Sha256Hasher>::circuit(&public, (), &c1.vanilla_proofs[k], &pp.vanilla_params, Some(k))

@@ -236,8 +236,31 @@ macro_rules! with_tree {
 }
 pub(crate) use with_tree;
 
-/// A Filecoin circuit with its witness (or blank, for parameter generation).
-pub enum FilecoinCircuit {
+/// Defines [`FilecoinCircuit`] with one variant per circuit type, its `synthesize`, and
+/// `From` each circuit type.
+macro_rules! filecoin_circuit {
+    ($($(#[$doc:meta])* $variant:ident($circuit:ty)),* $(,)?) => {
+        /// A Filecoin circuit with its witness (or blank, for parameter generation).
+        pub enum FilecoinCircuit {
+            $($(#[$doc])* $variant($circuit),)*
+        }
+
+        impl Circuit<Scalar> for FilecoinCircuit {
+            fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+                match self {
+                    $(Self::$variant(c) => c.synthesize(cs),)*
+                }
+            }
+        }
+
+        $(impl From<$circuit> for FilecoinCircuit {
+            fn from(circuit: $circuit) -> Self {
+                Self::$variant(circuit)
+            }
+        })*
+    };
+}
+filecoin_circuit!(
     /// PoRep C2, one partition.
     Porep(StackedCircuit<SectorShapeBase, Sha256Hasher>),
     /// PoRep C2 of a 32 GiB sector, one partition.
@@ -249,38 +272,6 @@ pub enum FilecoinCircuit {
     /// EmptySectorUpdate, one partition.
     Snap(EmptySectorUpdateCircuit<SectorShapeBase>),
     /// EmptySectorUpdate of a 32 GiB sector, one partition.
-    Snap32GiB(EmptySectorUpdateCircuit<SectorShape32GiB>),
-}
-
-impl Circuit<Scalar> for FilecoinCircuit {
-    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        match self {
-            Self::Porep(c) => c.synthesize(cs),
-            Self::Porep32GiB(c) => c.synthesize(cs),
-            Self::Post(c) => c.synthesize(cs),
-            Self::Post32GiB(c) => c.synthesize(cs),
-            Self::Snap(c) => c.synthesize(cs),
-            Self::Snap32GiB(c) => c.synthesize(cs),
-        }
-    }
-}
-
-/// `From` each circuit type for its [`FilecoinCircuit`] variant.
-macro_rules! variants {
-    ($($variant:ident($circuit:ty)),* $(,)?) => {$(
-        impl From<$circuit> for FilecoinCircuit {
-            fn from(circuit: $circuit) -> Self {
-                Self::$variant(circuit)
-            }
-        }
-    )*};
-}
-variants!(
-    Porep(StackedCircuit<SectorShapeBase, Sha256Hasher>),
-    Porep32GiB(StackedCircuit<SectorShape32GiB, Sha256Hasher>),
-    Post(FallbackPoStCircuit<SectorShapeBase>),
-    Post32GiB(FallbackPoStCircuit<SectorShape32GiB>),
-    Snap(EmptySectorUpdateCircuit<SectorShapeBase>),
     Snap32GiB(EmptySectorUpdateCircuit<SectorShape32GiB>),
 );
 
