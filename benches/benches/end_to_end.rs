@@ -29,7 +29,7 @@ fn end_to_end(c: &mut Criterion) {
             &mut ChaCha20Rng::seed_from_u64(1),
         )
         .expect("parameters");
-        let path = dir.path().join(params::file_name(&spec.to_string()));
+        let path = dir.path().join(spec.params_file_name().expect("a catalog circuit"));
         params::write(&params, &path).expect("parameters written");
         let srs = Srs::read(&path, &spec.to_string(), false).expect("parameters read");
         let options = PipelineOptions { lookahead: 0, verify: false, randomness: Randomness::Os };

@@ -8,6 +8,7 @@ use std::{
     sync::OnceLock,
 };
 
+use base64::Engine as _;
 use bellhop::{
     config::Config,
     params::{self, Srs},
@@ -19,7 +20,7 @@ use bellhop_filecoin::{make, verify, FilecoinSpec, Kind, SectorSize};
 use bellhop_plugin_api::strategy::Job;
 use bellhop_tests::{build_dir, built_library};
 use bellperson::groth16::generate_random_parameters;
-use blstrs::Bls12;
+use blstrs::{Bls12, Scalar};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -162,7 +163,8 @@ fn filecoin_assignments_are_identical_across_strategies() {
     {
         let spec: CircuitSpec = job.circuit.parse().unwrap();
         let public = spec.instance(job.seed, &job.input).unwrap().public_inputs;
-        assert!(assignment.inputs[1..] == public[..], "{spec} partition {}: public inputs differ", job.seed);
+        let inputs: &[Scalar] = bellhop_plugin_api::cast_slice(&assignment.inputs[1..]);
+        assert!(inputs == &public[..], "{spec} partition {}: public inputs differ", job.seed);
         println!(
             "{spec}: {} constraints, {} inputs",
             assignment.a.len() - assignment.inputs.len(),
@@ -208,6 +210,14 @@ fn bad_filecoin_inputs_get_clear_errors() {
     let e = error(porep, &changed);
     assert!(e.contains("do not match their public data"), "{e}");
     assert!(error(porep, &[]).contains("--input FILE"));
+    // lotus-bench's C2 input (the C1 JSON in base64) is read too, with its sector size.
+    let lotus = |size: u64| {
+        let phase1 = base64::engine::general_purpose::STANDARD.encode(&fixture.c1);
+        serde_json::to_vec(&serde_json::json!({ "SectorNum": 1, "Phase1Out": phase1, "SectorSize": size })).unwrap()
+    };
+    assert!(porep.instance(&lotus(2048), 0).is_ok());
+    let e = error(porep, &lotus(8 << 20));
+    assert!(e.contains("the input is for 8MiB sectors"), "{e}");
     // A 2 KiB C1 for the 8 MiB circuit.
     let e = error(FilecoinSpec { kind: Kind::Porep, sector_size: SectorSize::Mib8 }, &fixture.c1);
     assert!(e.contains("the input is for 2KiB sectors") && e.contains("porep:2KiB"), "{e}");
