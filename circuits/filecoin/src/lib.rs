@@ -391,15 +391,15 @@ mod tests {
             id(Kind::Snap),
             "empty-sector-update-merkletree-poseidon_hasher-8-0-0-fb9e095bebdd77511c0269b967b4d87ba8b8a525edaa0e165de23ba454510194"
         );
-        // Every kind and size has its own parameters; 32 GiB sectors have the 8-8-0 tree
-        // (their circuits need about 200 GB to prove, so only their shapes are checked).
-        let mut all = std::collections::HashSet::new();
+        // Every kind and size names published parameters (32 GiB included: its circuits
+        // need about 200 GB to prove, so only their shapes are checked here).
+        let published = &storage_proofs_core::parameter_cache::PARAMETERS;
         for kind in [Kind::Porep, Kind::WinningPost, Kind::WindowPost, Kind::Snap] {
             for sector_size in SectorSize::ALL {
                 let id = FilecoinSpec { kind, sector_size }.param_identifier().unwrap();
-                let tree = if sector_size == SectorSize::Gib32 { "-8-8-0-" } else { "-8-0-0-" };
-                assert!(id.contains(tree), "{kind:?} {sector_size}: {id}");
-                assert!(all.insert(id), "{kind:?} {sector_size}: the identifier of another circuit");
+                for extension in ["params", "vk"] {
+                    assert!(published.contains_key(&format!("v28-{id}.{extension}")), "{kind:?} {sector_size}: {id}");
+                }
             }
         }
     }
