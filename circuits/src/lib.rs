@@ -3,8 +3,8 @@
 //! A circuit is named by a spec string `name:parameter`; the parameter may be written as
 //! a number or as a power of two (`chain:2^16`):
 //! - `chain:N`: N squaring constraints `x_{i+1} = x_i^2 + i`, one public output;
-//! - `sha256-merkle:DEPTH`: a Merkle inclusion proof with bellpepper's SHA-256 gadget
-//!   (Boolean-heavy, like PoRep's tree_d), about 45,800 constraints a level;
+//! - `sha256-merkle:DEPTH`: a Merkle inclusion proof with SHA-256, in the constraints of
+//!   bellpepper's gadget (Boolean-heavy, like PoRep's tree_d), about 45,800 constraints a level;
 //! - `poseidon-merkle:DEPTH`: a binary Merkle path with neptune's Poseidon gadget (like
 //!   tree_c / tree_r), about 300 constraints a level.
 //!
@@ -15,6 +15,7 @@
 
 mod chain;
 mod poseidon_merkle;
+mod sha256;
 mod sha256_merkle;
 
 use std::{fmt, str::FromStr};

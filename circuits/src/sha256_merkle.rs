@@ -1,9 +1,10 @@
-//! `sha256-merkle:DEPTH`: a Merkle inclusion proof hashed with bellpepper's SHA-256 gadget.
+//! `sha256-merkle:DEPTH`: a Merkle inclusion proof hashed with SHA-256 (bellpepper's
+//! constraints, built by [`crate::sha256`]).
 //!
 //! Each level hashes the 64 bytes `left || right`; the current node's side is a private
 //! bit. The root is the public input, packed into two field elements.
 
-use bellpepper::gadgets::{multipack, sha256::sha256};
+use bellpepper::gadgets::multipack;
 use bellpepper_core::{
     boolean::{AllocatedBit, Boolean},
     ConstraintSystem, SynthesisError,
@@ -11,6 +12,8 @@ use bellpepper_core::{
 use blstrs::Scalar;
 use rand::{Rng, RngCore};
 use sha2::{Digest, Sha256};
+
+use crate::sha256::sha256;
 
 /// A leaf and its path: per level, the sibling and whether the current node is the right child.
 pub struct Sha256Merkle {

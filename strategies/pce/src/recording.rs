@@ -191,7 +191,9 @@ impl Evaluate for Recorder {
     }
 }
 
-/// A constraint system that only computes the witness: `enforce` does nothing.
+/// A constraint system that only computes the witness: `enforce` does nothing, and it
+/// says so to gadgets (`is_witness_generator`). bellpepper's `WitnessCS` is the same but
+/// cannot be presized and hands out its vectors only as copies.
 pub(crate) struct WitnessCs {
     pub(crate) inputs: Vec<Scalar>,
     pub(crate) aux: Vec<Scalar>,
@@ -255,5 +257,41 @@ impl ConstraintSystem<Scalar> for WitnessCs {
 
     fn get_root(&mut self) -> &mut Self::Root {
         self
+    }
+
+    /// Gadgets may skip building constraints here (neptune's Poseidon, the catalog's SHA-256).
+    fn is_witness_generator(&self) -> bool {
+        true
+    }
+
+    fn extend_inputs(&mut self, new_inputs: &[Scalar]) {
+        self.inputs.extend_from_slice(new_inputs);
+    }
+
+    fn extend_aux(&mut self, new_aux: &[Scalar]) {
+        self.aux.extend_from_slice(new_aux);
+    }
+
+    fn allocate_empty(&mut self, aux_n: usize, inputs_n: usize) -> (&mut [Scalar], &mut [Scalar]) {
+        let (aux_start, inputs_start) = (self.aux.len(), self.inputs.len());
+        self.aux.resize(aux_start + aux_n, Scalar::ZERO);
+        self.inputs.resize(inputs_start + inputs_n, Scalar::ZERO);
+        (&mut self.aux[aux_start..], &mut self.inputs[inputs_start..])
+    }
+
+    fn allocate_empty_inputs(&mut self, n: usize) -> &mut [Scalar] {
+        self.allocate_empty(0, n).1
+    }
+
+    fn allocate_empty_aux(&mut self, n: usize) -> &mut [Scalar] {
+        self.allocate_empty(n, 0).0
+    }
+
+    fn inputs_slice(&self) -> &[Scalar] {
+        &self.inputs
+    }
+
+    fn aux_slice(&self) -> &[Scalar] {
+        &self.aux
     }
 }
