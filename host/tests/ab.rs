@@ -52,9 +52,7 @@ fn compare(b_sets: &[(&str, &str)], runs: usize) -> ab::AbReport {
     })
 }
 
-/// Not in the default run: see `a_against_itself_shows_no_difference`.
 #[test]
-#[ignore = "timing-sensitive on the shared 2-vCPU CI machine: run with cargo test -p bellhop --test ab -- --ignored"]
 fn a_known_20_percent_synthesis_regression_is_found() {
     // 24 rounds: this machine's runs jump by up to 40%, so a few rounds of 16 can invert
     // a 20% change, and the paired test must still clear alpha / 11 metrics.
@@ -68,16 +66,34 @@ fn a_known_20_percent_synthesis_regression_is_found() {
     assert!(report.runs.iter().all(|r| r.seconds.contains_key("msm_b_g2") && r.seconds.contains_key("total")));
 }
 
-/// Not in the default run: on the 2-vCPU CI machine a debug build's MSM phases of two
-/// identical configurations differed by 8% (paired p 0.0015) even on one shared pool;
-/// the cause is not found yet. Run on a quiet machine with `-- --ignored`.
+/// The metrics a report calls changed, with the direction.
+fn changes(report: &ab::AbReport) -> Vec<(String, Verdict)> {
+    report
+        .comparisons
+        .iter()
+        .filter(|c| c.verdict != Verdict::NoDifference)
+        .map(|c| (c.metric.clone(), c.verdict))
+        .collect()
+}
+
+/// A change called in A against itself must not survive a second, independent comparison.
+/// One comparison alone is not enough on the shared 2-vCPU CI machine: in one of the seven
+/// runs made there since the sessions share their pools, a single comparison called msm_l
+/// of two identical sessions 8% slower (paired p 0.0015); the other six called nothing.
+/// Machine noise that fools one comparison seldom fools a second in the same metric and
+/// direction; a real difference between two identical sessions would, and fails here.
 #[test]
-#[ignore = "timing-sensitive on the shared 2-vCPU CI machine: run with cargo test -p bellhop --test ab -- --ignored"]
 fn a_against_itself_shows_no_difference() {
-    let report = compare(&[], 16);
-    println!("{}", serde_json::to_string_pretty(&report.comparisons).unwrap());
-    for c in &report.comparisons {
-        assert_eq!(c.verdict, Verdict::NoDifference, "{} was called a change: {c:?}", c.metric);
+    let first = compare(&[], 16);
+    println!("{}", serde_json::to_string_pretty(&first.comparisons).unwrap());
+    assert!(first.comparison("synthesis").is_some() && first.comparison("msm_b_g2").is_some());
+    let called = changes(&first);
+    if called.is_empty() {
+        return;
     }
-    assert!(report.comparison("synthesis").is_some() && report.comparison("msm_b_g2").is_some());
+    println!("the first comparison called {called:?}; comparing again");
+    let second = compare(&[], 16);
+    println!("{}", serde_json::to_string_pretty(&second.comparisons).unwrap());
+    let repeated: Vec<_> = changes(&second).into_iter().filter(|c| called.contains(c)).collect();
+    assert!(repeated.is_empty(), "A against itself was called changed twice: {repeated:?}");
 }
