@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use filecoin_proofs::{
     verify_empty_sector_update_proof, verify_seal, verify_window_post, verify_winning_post, PublicReplicaInfo,
     TreeRHasher,
@@ -12,26 +12,29 @@ use filecoin_proofs::{
 use storage_proofs_core::{merkle::MerkleTreeTrait, sector::SectorId};
 
 use crate::{
-    input::{porep_config, post_config, PostInput, SnapInput},
+    input::{porep_config, post_config, Typed},
     make::SealedSector,
-    with_tree, FilecoinSpec, Kind,
+    FilecoinSpec, Input, Kind,
 };
 
 /// Whether filecoin-proofs accepts `proof` (the partition proofs, 192 bytes each, in
-/// order) for `spec` with `input`. PoRep's verifier needs the sector's ids, so `sector`
-/// (its `sector.json`) is required for `porep`.
+/// order) for `spec` with `input`, which is read and checked as for proving. PoRep's
+/// verifier needs the sector's ids, so `sector` (its `sector.json`) is required for `porep`.
 pub fn verify(spec: FilecoinSpec, input: &[u8], sector: Option<&SealedSector>, proof: &[u8]) -> Result<bool> {
-    with_tree!(spec.sector_size, Tree => verify_with::<Tree>(spec, input, sector, proof))
+    match Input::parse(spec, input)? {
+        Input::Base(typed) => verify_with(spec, typed, sector, proof),
+        Input::Gib32(typed) => verify_with(spec, typed, sector, proof),
+    }
 }
 
 fn verify_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     spec: FilecoinSpec,
-    input: &[u8],
+    input: Typed<Tree>,
     sector: Option<&SealedSector>,
     proof: &[u8],
 ) -> Result<bool> {
-    match spec.kind {
-        Kind::Porep => {
+    match input {
+        Typed::Porep(_) => {
             let Some(sector) = sector else {
                 bail!("verifying a PoRep proof needs the sector's prover and sector ids: give its directory (--sector DIR)");
             };
@@ -47,14 +50,14 @@ fn verify_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                 proof,
             )
         }
-        Kind::WinningPost | Kind::WindowPost => {
-            let post: PostInput<Tree> = serde_json::from_slice(input).context("the PoSt input")?;
+        Typed::Post(post) => {
             let mut config = post_config(spec)?;
             config.api_version = post.api_version.parse()?;
-            let mut replicas = BTreeMap::new();
-            for sector in &post.sectors {
-                replicas.insert(SectorId::from(sector.id), PublicReplicaInfo::new(sector.comm_r)?);
-            }
+            let replicas = post
+                .sectors
+                .iter()
+                .map(|sector| Ok((SectorId::from(sector.id), PublicReplicaInfo::new(sector.comm_r)?)))
+                .collect::<Result<BTreeMap<_, _>>>()?;
             if spec.kind == Kind::WinningPost {
                 let replicas: Vec<_> = replicas.into_iter().collect();
                 verify_winning_post::<Tree>(&config, &post.randomness, &replicas, post.prover_id, proof)
@@ -62,8 +65,7 @@ fn verify_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                 verify_window_post::<Tree>(&config, &post.randomness, &replicas, post.prover_id, proof)
             }
         }
-        Kind::Snap => {
-            let snap: SnapInput<Tree> = serde_json::from_slice(input).context("the SnapDeals input")?;
+        Typed::Snap(snap) => {
             let config = porep_config(spec.sector_size, None, None)?;
             verify_empty_sector_update_proof::<Tree>(&config, proof, snap.comm_r_old, snap.comm_r_new, snap.comm_d_new)
         }
