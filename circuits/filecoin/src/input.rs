@@ -385,7 +385,10 @@ where
         seed: Some(c1.seed),
     };
     let pp = porep_public_params::<Tree>(&config).map_err(fil(spec))?;
-    if !StackedDrg::<Tree, Sha256Hasher>::verify_all_partitions(&pp.vanilla_params, &public, &c1.vanilla_proofs)
+    // Partition k's vanilla proofs are what its circuit is built from; each partition's job
+    // checks its own, as filecoin-proofs' verify_all_partitions checks each in turn.
+    let partition_public = StackedDrg::<Tree, Sha256Hasher>::with_partition(public.clone(), Some(k));
+    if !StackedDrg::<Tree, Sha256Hasher>::verify(&pp.vanilla_params, &partition_public, &c1.vanilla_proofs[k])
         .map_err(fil(spec))?
     {
         return Err(mismatch(
@@ -509,7 +512,9 @@ where
         comm_r_new: domain(&snap.comm_r_new, "comm_r_new").map_err(fil(spec))?,
         h: config.h,
     };
-    if !EmptySectorUpdate::<Tree>::verify_all_partitions(&pp.vanilla_params, &public, &snap.partition_proofs)
+    // As for PoRep: this partition's vanilla proof, checked as verify_all_partitions would.
+    let partition_public = EmptySectorUpdate::<Tree>::with_partition(public.clone(), Some(k));
+    if !EmptySectorUpdate::<Tree>::verify(&pp.vanilla_params, &partition_public, &snap.partition_proofs[k])
         .map_err(fil(spec))?
     {
         return Err(mismatch(spec, "they do not verify against comm_r_old, comm_r_new and comm_d_new"));
