@@ -24,7 +24,7 @@ use crate::{
     memory,
     params::Srs,
     phases::{PhaseLog, PHASES},
-    pipeline::{prove_batches, PipelineError, PipelineOptions, Randomness},
+    pipeline::{prove_batches, synthesize_batch, PipelineError, PipelineOptions, Randomness},
     session::Session,
 };
 
@@ -129,6 +129,8 @@ pub struct AbReport {
     pub b: String,
     /// The options used.
     pub options: AbOptions,
+    /// Runs only synthesized (and freed the assignments), without proving.
+    pub synthesis_only: bool,
     /// Every measured run.
     pub runs: Vec<Run>,
     /// One comparison per metric.
@@ -169,10 +171,11 @@ fn value_of(run: &Run, metric: &str) -> Option<f64> {
 }
 
 /// One run: its phase times (each phase summed over the run's proofs; a batch phase
-/// counts once), page faults, allocations, and peak RSS.
+/// counts once), page faults, allocations, and peak RSS. Without `srs` the run only
+/// synthesizes the jobs and frees the assignments (a `dealloc` phase).
 fn one_run(
     session: &Session,
-    srs: &Srs,
+    srs: Option<&Srs>,
     jobs: Vec<Job>,
     options: &PipelineOptions,
     log: &PhaseLog,
@@ -180,7 +183,17 @@ fn one_run(
     log.take();
     let reset = memory::reset_peak_rss();
     let start = Instant::now();
-    prove_batches(session.backend.as_ref(), session.strategy.as_ref(), srs, vec![jobs], options, &|_| {})?;
+    match srs {
+        Some(srs) => {
+            prove_batches(session.backend.as_ref(), session.strategy.as_ref(), srs, vec![jobs], options, &|_| {})?;
+        }
+        None => {
+            let synthesized = synthesize_batch(session.strategy.as_ref(), 0, 0, &jobs)?;
+            let _batch = tracing::info_span!("batch", first = 0u64, count = jobs.len() as u64).entered();
+            let _span = tracing::info_span!("dealloc").entered();
+            drop(synthesized);
+        }
+    }
     let total = start.elapsed().as_secs_f64();
     let mut run = Run {
         variant: 0,
@@ -202,10 +215,12 @@ fn one_run(
 }
 
 /// Runs A and B (`sessions[0]`, `sessions[1]`) on `spec`, interleaved, and compares them.
+/// Runs prove with `srs`; without it they only synthesize, which is all that differs
+/// between two strategies, so many more rounds fit in the same time.
 /// `log` must be the [`PhaseLog`] of the installed [`crate::phases::PhaseLayer`].
 pub fn run(
     spec: &CircuitSpec,
-    srs: &Srs,
+    srs: Option<&Srs>,
     sessions: [&Session; 2],
     labels: [String; 2],
     options: &AbOptions,
@@ -244,6 +259,7 @@ pub fn run(
         a: labels[0].clone(),
         b: labels[1].clone(),
         options: options.clone(),
+        synthesis_only: srs.is_none(),
         runs,
         comparisons: vec![],
     };

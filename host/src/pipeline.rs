@@ -135,6 +135,31 @@ fn prove_batch_fused(
     prover::prove_fused(backend, srs, &assignments, &blindings).map_err(|e| fail(first, e))
 }
 
+/// Synthesizes `jobs`, batch number `batch` whose first proof is number `first`, in one
+/// strategy call, inside its `batch` and `synthesis` spans (the strategy's own timings
+/// become `synthesis.*` sub-phases, its warnings are logged).
+pub fn synthesize_batch(
+    strategy: &dyn Strategy,
+    batch: usize,
+    first: usize,
+    jobs: &[Job],
+) -> Result<Vec<(Job, Assignment)>, PipelineError> {
+    let _batch = info_span!("batch", first = first as u64, count = jobs.len() as u64).entered();
+    let _span = info_span!("synthesis").entered();
+    let Synthesis { assignments, timings, warnings } =
+        strategy.synthesize(jobs).map_err(|error| PipelineError::Synthesis { batch, error })?;
+    for t in timings {
+        record_subphase("synthesis", &t.name, t.nanos);
+    }
+    for warning in warnings {
+        tracing::warn!("strategy: {warning}");
+    }
+    if assignments.len() != jobs.len() {
+        return Err(PipelineError::Count { expected: jobs.len(), got: assignments.len() });
+    }
+    Ok(jobs.iter().cloned().zip(assignments).collect())
+}
+
 /// Proves `batches` of jobs (each batch synthesized in one strategy call) with `srs`,
 /// calling `on_proof` as each proof is done.
 pub fn prove_batches(
@@ -147,22 +172,7 @@ pub fn prove_batches(
 ) -> Result<Vec<ProvedJob>, PipelineError> {
     let dealloc = Dealloc::new();
     let firsts: Vec<usize> = batches.iter().scan(0, |next, b| Some(std::mem::replace(next, *next + b.len()))).collect();
-    let synthesize = |batch: usize, jobs: &[Job]| -> Result<Vec<(Job, Assignment)>, PipelineError> {
-        let _batch = info_span!("batch", first = firsts[batch] as u64, count = jobs.len() as u64).entered();
-        let _span = info_span!("synthesis").entered();
-        let Synthesis { assignments, timings, warnings } =
-            strategy.synthesize(jobs).map_err(|error| PipelineError::Synthesis { batch, error })?;
-        for t in timings {
-            record_subphase("synthesis", &t.name, t.nanos);
-        }
-        for warning in warnings {
-            tracing::warn!("strategy: {warning}");
-        }
-        if assignments.len() != jobs.len() {
-            return Err(PipelineError::Count { expected: jobs.len(), got: assignments.len() });
-        }
-        Ok(jobs.iter().cloned().zip(assignments).collect())
-    };
+    let synthesize = |batch: usize, jobs: &[Job]| synthesize_batch(strategy, batch, firsts[batch], jobs);
     // Verifies a proof (inside its `proof` span), reports it and adds it to `out`.
     let finish =
         |index: usize, circuit: String, proof: Proof<Bls12>, public_inputs: Vec<Scalar>, out: &mut Vec<ProvedJob>| {

@@ -131,3 +131,20 @@ fn an_unknown_backend_is_named_with_what_exists() {
     assert!(!ok);
     assert!(out.contains("no backend plugin named `cdua`") && out.contains("available backends: cpu"), "{out}");
 }
+
+#[test]
+fn ab_synthesis_only_needs_no_parameters() {
+    let dir = std::env::temp_dir().join(format!("bellhop-cli-ab-{}", std::process::id()));
+    let report = dir.join("report");
+    let args = ["ab", "chain:300", "--synthesis-only", "--runs", "12", "--params", "/nonexistent/chain.params"];
+    let (ok, out) =
+        bellhop(&[&args[..], &["--set-b", "synthesis.threads=1", "--report", report.to_str().unwrap()]].concat());
+    assert!(ok, "{out}");
+    assert!(out.contains("synthesis only (no proving)") && out.contains("| synthesis |"), "{out}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(report.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["synthesis_only"], true);
+    let runs = json["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 24);
+    assert!(runs.iter().all(|r| r["seconds"].get("synthesis").is_some() && r["seconds"].get("msm_h").is_none()));
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -42,10 +42,15 @@ pub(super) struct Args {
     /// Jobs per run, synthesized as one batch.
     #[arg(long, default_value_t = 1)]
     batch: usize,
+    /// Only synthesize, no proving: for comparing strategies, whose proving phases are
+    /// the same, with many more rounds in the same time.
+    #[arg(long)]
+    synthesis_only: bool,
     /// Smallest relative change that gets a verdict.
     #[arg(long, default_value_t = 0.03)]
     threshold: f64,
-    /// The parameter file (default: the circuit's file in A's `[params] dir`).
+    /// The parameter file (default: the circuit's file in A's `[params] dir`; not read
+    /// with --synthesis-only).
     #[arg(long)]
     params: Option<PathBuf>,
     /// Count host allocations per phase (costs time in allocation-heavy phases: keep it
@@ -111,10 +116,15 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         Session::open(&configs[0], &context.plugin_dir).context("opening A")?,
         Session::open(&configs[1], &context.plugin_dir).context("opening B")?,
     ];
-    let srs = load_params(&configs[0], &spec, args.params.as_deref())?;
-    for session in &mut sessions {
-        session.keep_bases(&srs)?;
-    }
+    let srs = if args.synthesis_only {
+        None
+    } else {
+        let srs = load_params(&configs[0], &spec, args.params.as_deref())?;
+        for session in &mut sessions {
+            session.keep_bases(&srs)?;
+        }
+        Some(srs)
+    };
     let options = AbOptions {
         runs: args.runs,
         warmup: args.warmup,
@@ -127,7 +137,10 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let bar = indicatif::ProgressBar::new((2 * (args.runs + args.warmup)) as u64);
     bar.set_style(indicatif::ProgressStyle::with_template("ab {msg} [{bar:30}] {pos}/{len} runs, {elapsed}")?);
     bar.set_message(spec.to_string());
-    let report = ab::run(&spec, &srs, [&sessions[0], &sessions[1]], labels, &options, &context.phases, &|| bar.inc(1))?;
+    let report =
+        ab::run(&spec, srs.as_deref(), [&sessions[0], &sessions[1]], labels, &options, &context.phases, &|| {
+            bar.inc(1)
+        })?;
     bar.finish_and_clear();
 
     std::fs::create_dir_all(&args.report).with_context(|| format!("cannot create {}", args.report.display()))?;
@@ -156,8 +169,11 @@ pub(crate) fn markdown(r: &AbReport) -> String {
     let _ = writeln!(out, "- A: {}\n- B: {}", r.a, r.b);
     let _ = writeln!(
         out,
-        "- {} runs each after {} warm-up each, interleaved A B B A A B ..., {} proof(s) per run, no pipeline overlap",
-        o.runs, o.warmup, o.batch
+        "- {} runs each after {} warm-up each, interleaved A B B A A B ..., {} job(s) per run, {}",
+        o.runs,
+        o.warmup,
+        o.batch,
+        if r.synthesis_only { "synthesis only (no proving)" } else { "proved, no pipeline overlap" }
     );
     let _ = writeln!(
         out,
