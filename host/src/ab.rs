@@ -12,7 +12,10 @@
 //! ratio is at least `threshold` away from 1, and the medians differ by more than a
 //! floor (0.1 ms, 1 MiB) below which a difference is not worth a verdict.
 
-use std::{collections::BTreeMap, time::Instant};
+use std::{
+    collections::BTreeMap,
+    time::{Duration, Instant},
+};
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::strategy::Job;
@@ -170,6 +173,12 @@ fn value_of(run: &Run, metric: &str) -> Option<f64> {
     }
 }
 
+/// The pause before each run. A rayon pool whose work is done keeps its threads spinning
+/// and yielding for a while before they sleep; on a 2-vCPU machine that took CPU from the
+/// next run's threads in another pool (pce's synthesis measured 74 ms right after
+/// baseline's, 49 ms after its own).
+const SETTLE: Duration = Duration::from_millis(50);
+
 /// One run: its phase times (each phase summed over the run's proofs; a batch phase
 /// counts once), page faults, allocations, and peak RSS. Without `srs` the run only
 /// synthesizes the jobs and frees the assignments (a `dealloc` phase).
@@ -180,6 +189,7 @@ fn one_run(
     options: &PipelineOptions,
     log: &PhaseLog,
 ) -> Result<(Run, f64), PipelineError> {
+    std::thread::sleep(SETTLE);
     log.take();
     let reset = memory::reset_peak_rss();
     let start = Instant::now();

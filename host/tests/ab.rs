@@ -65,7 +65,7 @@ fn compare(b_sets: &[(&str, &str)], rounds: usize, how: Runs) -> ab::AbReport {
 }
 
 /// The regression a strategy author looks for, with `--synthesis-only`: 80 rounds take
-/// about 11 s here. On the shared 2-vCPU CI machine two adjacent proved runs' syntheses
+/// about 20 s here. On the shared 2-vCPU CI machine two adjacent proved runs' syntheses
 /// differ by up to 40%, so proved rounds (3 s each) would need far more than the 24 that
 /// missed this change in two of three runs (ratio 1.16, paired p 0.007, which does not
 /// clear 0.05 / 11 metrics; the verdict said "no difference", not "faster").
