@@ -173,10 +173,12 @@ fn value_of(run: &Run, metric: &str) -> Option<f64> {
     }
 }
 
-/// The pause before each run. A rayon pool whose work is done keeps its threads spinning
-/// and yielding for a while before they sleep; on a 2-vCPU machine that took CPU from the
-/// next run's threads in another pool (pce's synthesis measured 74 ms right after
-/// baseline's, 49 ms after its own).
+/// The pause before each synthesis-only run. A rayon pool whose work is done keeps its
+/// threads spinning and yielding for a while before they sleep; on a 2-vCPU machine that
+/// took CPU from the next run's threads in another pool (pce's synthesis measured 74 ms
+/// right after baseline's, 49 ms after its own, and 49.5 ms after baseline's with this
+/// pause). Proved runs do not pause: they run on, as a prover does, and a pause before
+/// them made pce's synthesis slower (71 ms against 50, proved on the CPU backend).
 const SETTLE: Duration = Duration::from_millis(50);
 
 /// One run: its phase times (each phase summed over the run's proofs; a batch phase
@@ -189,7 +191,9 @@ fn one_run(
     options: &PipelineOptions,
     log: &PhaseLog,
 ) -> Result<(Run, f64), PipelineError> {
-    std::thread::sleep(SETTLE);
+    if srs.is_none() {
+        std::thread::sleep(SETTLE);
+    }
     log.take();
     let reset = memory::reset_peak_rss();
     let start = Instant::now();
