@@ -11,6 +11,10 @@
 //! divided by the number of metrics compared (Bonferroni), the interval excludes 1, the
 //! ratio is at least `threshold` away from 1, and the medians differ by more than a
 //! floor (0.1 ms, 1 MiB) below which a difference is not worth a verdict.
+//!
+//! Runs either prove (every phase) or, without parameters, only synthesize: two
+//! strategies differ only there, and a synthesis-only round costs milliseconds, not
+//! seconds, so enough rounds fit to see a small change through a noisy machine.
 
 use std::{
     collections::BTreeMap,
@@ -177,8 +181,9 @@ fn value_of(run: &Run, metric: &str) -> Option<f64> {
 /// threads spinning and yielding for a while before they sleep; on a 2-vCPU machine that
 /// took CPU from the next run's threads in another pool (pce's synthesis measured 74 ms
 /// right after baseline's, 49 ms after its own, and 49.5 ms after baseline's with this
-/// pause). Proved runs do not pause: they run on, as a prover does, and a pause before
-/// them made pce's synthesis slower (71 ms against 50, proved on the CPU backend).
+/// pause). Proved runs do not pause: they run on, as a prover does (and there a pause
+/// did not steady pce's synthesis, which moved between 50 and 78 ms from one process to
+/// the next either way).
 const SETTLE: Duration = Duration::from_millis(50);
 
 /// One run: its phase times (each phase summed over the run's proofs; a batch phase

@@ -359,20 +359,23 @@ pub fn names<S: Seam>(dir: &Path) -> Vec<String> {
 /// Reads the header of the file at `path` and returns the kind it declares, or why it is
 /// not a loadable plugin of this ABI.
 pub fn read_kind(path: &Path) -> Result<PluginKind, LoadError> {
-    let lib = open_library(path)?;
-    let header = read_header(&lib, path)?;
-    // Nothing from the library is alive yet: dropping it (and unloading) is safe.
-    drop(lib);
-    Ok(header.kind)
+    Ok(read_header(open_library(path)?, path)?.kind)
 }
 
-fn open_library(path: &Path) -> Result<libloading::Library, LoadError> {
+/// Loads the library at `path` for the life of the process. Plugin files are never
+/// unloaded, as abi_stable never unloads what it loads: unloading runs a library's static
+/// destructors, and the cuda-supraseal plugin's (sppark's thread pool, which sets its
+/// `done` flag outside the lock its workers wait under) can hang forever when they run
+/// just after its constructors started the threads. `bellhop plugins`, which only read
+/// the file's header, hung so once in a CI run.
+fn open_library(path: &Path) -> Result<&'static libloading::Library, LoadError> {
     if !path.exists() {
         return Err(LoadError::NotFound(path.to_path_buf()));
     }
     // SAFETY: loading a library runs its initialisers. Plugins are trusted code, like the
     // executable itself; the operator chose the file or the directory it is in.
-    unsafe { libloading::Library::new(path) }.map_err(|e| dlopen_error(path, e.to_string()))
+    let lib = unsafe { libloading::Library::new(path) }.map_err(|e| dlopen_error(path, e.to_string()))?;
+    Ok(Box::leak(Box::new(lib)))
 }
 
 /// Names a missing dependency (glibc: "libX.so.1: cannot open shared object file: ...")
@@ -413,7 +416,7 @@ fn load_module<S: Seam>(path: &Path) -> Result<S::Module, LoadError> {
         return Ok(*module);
     }
     let lib = open_library(path)?;
-    let header = read_header(&lib, path)?;
+    let header = read_header(lib, path)?;
     if header.kind != S::KIND {
         return Err(LoadError::WrongKind { path: path.to_path_buf(), expected: S::KIND, found: header.kind });
     }
@@ -424,9 +427,6 @@ fn load_module<S: Seam>(path: &Path) -> Result<S::Module, LoadError> {
     let abi_header: AbiHeaderRef = unsafe { lib.get::<AbiHeaderRef>(symbol) }.map(|s| *s).map_err(|_| {
         LoadError::NotAPlugin { path: path.to_path_buf(), reason: "it exports no abi_stable root module".into() }
     })?;
-    // From here on the library's code has run and handed out 'static references: keep it
-    // loaded for the life of the process.
-    std::mem::forget(lib);
     let module = abi_header.upgrade().and_then(|h| h.init_root_module::<S::Module>()).map_err(layout)?;
     cache.insert(key, module);
     Ok(module)
