@@ -92,9 +92,9 @@ fn changes(report: &ab::AbReport) -> Vec<(String, Verdict)> {
 }
 
 /// A change called in A against itself must not survive a second, independent comparison.
-/// One comparison alone is not enough on the shared 2-vCPU CI machine: in one of the eight
-/// runs made there since the sessions share their pools, a single comparison called msm_l
-/// of two identical sessions 8% slower (paired p 0.0015); the other seven called nothing.
+/// One comparison alone is not enough on the shared 2-vCPU CI machine: once in the nine runs
+/// made there since the sessions share their pools (2026-11-29/30), a single comparison
+/// called msm_l of two identical sessions 8% slower (paired p 0.0015).
 /// Machine noise that fools one comparison seldom fools a second in the same metric and
 /// direction; a real difference between two identical sessions would, and fails here.
 #[test]
