@@ -385,10 +385,9 @@ where
         seed: Some(c1.seed),
     };
     let pp = porep_public_params::<Tree>(&config).map_err(fil(spec))?;
-    // Partition k's vanilla proofs are what its circuit is built from; each partition's job
-    // checks its own, as filecoin-proofs' verify_all_partitions checks each in turn.
-    let partition_public = StackedDrg::<Tree, Sha256Hasher>::with_partition(public.clone(), Some(k));
-    if !StackedDrg::<Tree, Sha256Hasher>::verify(&pp.vanilla_params, &partition_public, &c1.vanilla_proofs[k])
+    // StackedDrg verifies only all partitions together (its single-partition `verify` is
+    // unimplemented), so each partition's job checks every partition.
+    if !StackedDrg::<Tree, Sha256Hasher>::verify_all_partitions(&pp.vanilla_params, &public, &c1.vanilla_proofs)
         .map_err(fil(spec))?
     {
         return Err(mismatch(
