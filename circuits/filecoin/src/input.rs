@@ -511,7 +511,7 @@ where
         comm_r_new: domain(&snap.comm_r_new, "comm_r_new").map_err(fil(spec))?,
         h: config.h,
     };
-    // As for PoRep: this partition's vanilla proof, checked as verify_all_partitions would.
+    // Only this partition's vanilla proof, checked as verify_all_partitions checks each one.
     let partition_public = EmptySectorUpdate::<Tree>::with_partition(public.clone(), Some(k));
     if !EmptySectorUpdate::<Tree>::verify(&pp.vanilla_params, &partition_public, &snap.partition_proofs[k])
         .map_err(fil(spec))?
