@@ -1,7 +1,9 @@
 //! What Filecoin circuits read, as JSON:
-//! - `porep`: a C1 output (`SealCommitPhase1Output`) as filecoin-proofs serializes it, or
-//!   lotus-bench's C2 input (`{"SectorNum", "Phase1Out": base64 of that JSON, "SectorSize"}`).
-//!   The graph is StackedDrg<size>V1_1's with API version 1.2.0, as `bellhop fil seal` seals.
+//! - `porep`: a C1 output, as filecoin-proofs serializes it (`SealCommitPhase1Output`; the
+//!   graph is then StackedDrg<size>V1_1's with API version 1.2.0, as `bellhop fil seal`
+//!   seals) or as filecoin-proofs-api does (with its `registered_proof`, whose graph and API
+//!   version are used), bare or in Curio's and lotus-bench's wrapper (`{"SectorNum",
+//!   "Phase1Out": base64 of the C1 JSON, "SectorSize"}`).
 //! - `winning-post`, `window-post`: a [`PostInput`] (`bellhop fil winning-post` /
 //!   `window-post` write one): the public data (randomness, prover id, sectors with
 //!   their comm_r) and filecoin-proofs' vanilla proofs of those sectors.
@@ -12,6 +14,8 @@
 //! filecoin-proofs' vanilla verifiers, so a mismatch is an error, never an unsatisfied
 //! circuit or a wrong proof.
 
+use std::collections::BTreeMap;
+
 use anyhow::Context as _;
 use base64::Engine as _;
 use blstrs::Scalar;
@@ -19,8 +23,8 @@ use filecoin_hashers::{sha256::Sha256Hasher, Domain, Hasher};
 use filecoin_proofs::{
     as_safe_commitment, get_num_partition_for_fallback_post, parameters, partition_vanilla_proofs, Commitment,
     FallbackPoStSectorProof, PartitionProof, PoRepConfig, PoStConfig, PoStType, SealCommitPhase1Output,
-    SectorShape32GiB, SectorShapeBase, SectorUpdateConfig, TreeRHasher, WINDOW_POST_CHALLENGE_COUNT,
-    WINDOW_POST_SECTOR_COUNT, WINNING_POST_CHALLENGE_COUNT, WINNING_POST_SECTOR_COUNT,
+    SectorShape32GiB, SectorShapeBase, SectorUpdateConfig, Ticket, TreeRHasher, VanillaSealProof,
+    WINDOW_POST_CHALLENGE_COUNT, WINDOW_POST_SECTOR_COUNT, WINNING_POST_CHALLENGE_COUNT, WINNING_POST_SECTOR_COUNT,
 };
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use storage_proofs_core::{
@@ -82,18 +86,144 @@ pub struct SnapInput<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     pub partition_proofs: Vec<PartitionProof<Tree>>,
 }
 
-/// lotus-bench's C2 input: the C1 output JSON, base64-encoded.
-#[derive(Deserialize)]
+/// Curio's (and lotus-bench's) C1 output: filecoin-proofs-api's C1 JSON, base64-encoded
+/// (Go encodes `[]byte` so), with the sector's number and size.
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-struct LotusCommit2In {
-    phase1_out: String,
-    sector_size: u64,
+pub struct CurioC1 {
+    /// The sector number (lotus-bench may leave it out).
+    #[serde(default)]
+    pub sector_num: u64,
+    /// The C1 output JSON, base64.
+    pub phase1_out: String,
+    /// The sector size in bytes.
+    pub sector_size: u64,
+}
+
+/// filecoin-proofs-api's C1 output: filecoin-proofs' fields, the registered seal proof,
+/// and the vanilla proofs tagged with their sector shape (`{"StackedDrg2KiBV1": [...]}`).
+#[derive(Serialize, Deserialize)]
+#[serde(bound(serialize = "", deserialize = ""))]
+struct ApiC1<Tree: 'static + MerkleTreeTrait> {
+    registered_proof: String,
+    vanilla_proofs: BTreeMap<String, Vec<Vec<VanillaSealProof<Tree>>>>,
+    comm_r: Commitment,
+    comm_d: Commitment,
+    replica_id: <Tree::Hasher as Hasher>::Domain,
+    seed: Ticket,
+    ticket: Ticket,
+}
+
+/// Whether a C1 JSON names its registered proof (filecoin-proofs-api's form).
+#[derive(Deserialize)]
+struct RegisteredProbe {
+    registered_proof: Option<String>,
+}
+
+/// The graph a sector was sealed with: its registered proof's porep id and API version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SealProof {
+    /// The porep id (the registered proof's number, little-endian, then zeros).
+    pub porep_id: [u8; 32],
+    /// The API version.
+    pub api_version: ApiVersion,
+}
+
+impl SealProof {
+    /// What `bellhop fil seal` seals with: StackedDrg<size>V1_1's id, API version 1.2.0.
+    pub fn bellhop(size: SectorSize) -> Self {
+        Self { porep_id: size.porep_id(), api_version: API_VERSION }
+    }
+
+    /// The registered seal proof named `name` (filecoin-proofs-api's `RegisteredSealProof`),
+    /// if Bellhop proves it: StackedDrg<size>V1 (ids 0-3, API 1.0.0) and V1_1 (5-8, API
+    /// 1.1.0) for 2KiB to 32GiB.
+    pub fn named(name: &str) -> Result<(SectorSize, Self), String> {
+        for (index, size) in SectorSize::ALL.into_iter().enumerate() {
+            let (id, api_version) = if name == format!("StackedDrg{size}V1") {
+                (index as u64, ApiVersion::V1_0_0)
+            } else if name == format!("StackedDrg{size}V1_1") {
+                (index as u64 + 5, ApiVersion::V1_1_0)
+            } else {
+                continue;
+            };
+            let mut porep_id = [0; 32];
+            porep_id[..8].copy_from_slice(&id.to_le_bytes());
+            return Ok((size, Self { porep_id, api_version }));
+        }
+        Err(format!(
+            "registered proof `{name}` is not one Bellhop proves: StackedDrg<size>V1 and V1_1 for 2KiB, 8MiB, \
+             512MiB and 32GiB (not 64GiB, SyntheticPoRep or NonInteractivePoRep)"
+        ))
+    }
+}
+
+impl SealProof {
+    /// Its registered proof's name for sector size `size`.
+    pub fn name(&self, size: SectorSize) -> anyhow::Result<String> {
+        let mut id = [0u8; 8];
+        id.copy_from_slice(&self.porep_id[..8]);
+        let index = SectorSize::ALL.iter().position(|s| *s == size).expect("every size is listed") as u64;
+        match u64::from_le_bytes(id) {
+            n if n == index && self.porep_id[8..] == [0; 24] => Ok(format!("StackedDrg{size}V1")),
+            n if n == index + 5 && self.porep_id[8..] == [0; 24] => Ok(format!("StackedDrg{size}V1_1")),
+            n => anyhow::bail!("porep id {n} is not StackedDrg{size}V1 or V1_1"),
+        }
+    }
+}
+
+/// A PoRep C1 output and the graph it was sealed with.
+pub struct Porep<Tree: 'static + MerkleTreeTrait> {
+    /// The C1 output.
+    pub c1: SealCommitPhase1Output<Tree>,
+    /// Its registered proof's graph.
+    pub seal: SealProof,
+}
+
+impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Porep<Tree> {
+    fn public(&self) -> PorepPublic {
+        PorepPublic {
+            replica_id: self.c1.replica_id,
+            comm_d: self.c1.comm_d,
+            ticket: self.c1.ticket,
+            porep_id: self.seal.porep_id,
+        }
+    }
+
+    /// The C1 output in filecoin-proofs-api's form, as Curio and lotus-bench hold it, with
+    /// `registered_proof` (StackedDrg<size>V1 or V1_1) naming the graph it was sealed with.
+    pub fn to_api_json(&self, size: SectorSize, registered_proof: &str) -> Vec<u8> {
+        let c1 = &self.c1;
+        let api = ApiC1::<Tree> {
+            registered_proof: registered_proof.into(),
+            vanilla_proofs: BTreeMap::from([(format!("StackedDrg{size}V1"), c1.vanilla_proofs.clone())]),
+            comm_r: c1.comm_r,
+            comm_d: c1.comm_d,
+            replica_id: c1.replica_id,
+            seed: c1.seed,
+            ticket: c1.ticket,
+        };
+        serde_json::to_vec(&api).expect("C1 outputs serialize")
+    }
+}
+
+/// What PoRep's public inputs are made of, and what the sector's ids must reproduce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PorepPublic {
+    /// The replica id.
+    pub replica_id: <TreeRHasher as Hasher>::Domain,
+    /// comm_d.
+    pub comm_d: Commitment,
+    /// The PreCommit ticket.
+    pub ticket: Ticket,
+    /// The graph's porep id.
+    pub porep_id: [u8; 32],
 }
 
 /// A parsed input for one tree shape.
 pub enum Typed<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     /// A C1 output.
-    Porep(Box<SealCommitPhase1Output<Tree>>),
+    Porep(Box<Porep<Tree>>),
     /// PoSt public data and vanilla proofs.
     Post(PostInput<Tree>),
     /// SnapDeals commitments and vanilla proofs.
@@ -140,6 +270,15 @@ impl Input {
         match self {
             Input::Base(typed) => typed.partitions(spec),
             Input::Gib32(typed) => typed.partitions(spec),
+        }
+    }
+
+    /// For a PoRep input: what its public inputs are made of.
+    pub fn porep_public(&self) -> Option<PorepPublic> {
+        match self {
+            Input::Base(Typed::Porep(porep)) => Some(porep.public()),
+            Input::Gib32(Typed::Porep(porep)) => Some(porep.public()),
+            _ => None,
         }
     }
 
@@ -195,28 +334,41 @@ where
         };
         Ok(match spec.kind {
             Kind::Porep => {
-                let c1: SealCommitPhase1Output<Tree> = match serde_json::from_slice::<LotusCommit2In>(bytes) {
-                    Ok(lotus) => {
-                        size_mismatch(lotus.sector_size)?;
-                        let inner =
-                            base64::engine::general_purpose::STANDARD.decode(lotus.phase1_out.trim()).map_err(|e| {
-                                FilecoinError::Input {
-                                    spec,
-                                    expected: expected(spec.kind),
-                                    why: format!("Phase1Out is not base64: {e}"),
-                                }
-                            })?;
-                        json(spec, &inner)?
+                let not_input = |why: String| FilecoinError::Input { spec, expected: expected(spec.kind), why };
+                let inner = match serde_json::from_slice::<CurioC1>(bytes) {
+                    Ok(wrapper) => {
+                        size_mismatch(wrapper.sector_size)?;
+                        base64::engine::general_purpose::STANDARD
+                            .decode(wrapper.phase1_out.trim())
+                            .map_err(|e| not_input(format!("Phase1Out is not base64: {e}")))?
                     }
-                    Err(_) => json(spec, bytes)?,
+                    Err(_) => bytes.to_vec(),
                 };
-                let first = c1.vanilla_proofs.first().and_then(|p| p.first()).ok_or_else(|| FilecoinError::Input {
-                    spec,
-                    expected: expected(spec.kind),
-                    why: "it holds no vanilla proofs".into(),
-                })?;
+                let porep = match json::<RegisteredProbe>(spec, &inner)?.registered_proof {
+                    Some(name) => {
+                        let (size, seal) = SealProof::named(&name).map_err(not_input)?;
+                        size_mismatch(size.bytes())?;
+                        let api: ApiC1<Tree> = json(spec, &inner)?;
+                        let mut tagged = api.vanilla_proofs.into_iter();
+                        let shape = format!("StackedDrg{size}V1");
+                        let vanilla_proofs = match (tagged.next(), tagged.next()) {
+                            (Some((tag, proofs)), None) if tag == shape => proofs,
+                            _ => return Err(not_input(format!("its vanilla_proofs are not tagged {shape} alone"))),
+                        };
+                        let ApiC1 { comm_r, comm_d, replica_id, seed, ticket, .. } = api;
+                        let c1 = SealCommitPhase1Output { vanilla_proofs, comm_r, comm_d, replica_id, seed, ticket };
+                        Porep { c1, seal }
+                    }
+                    None => Porep { c1: json(spec, &inner)?, seal: SealProof::bellhop(spec.sector_size) },
+                };
+                let first = porep
+                    .c1
+                    .vanilla_proofs
+                    .first()
+                    .and_then(|p| p.first())
+                    .ok_or_else(|| not_input("it holds no vanilla proofs".into()))?;
                 size_mismatch(proven_sector_bytes(&first.comm_d_proofs))?;
-                Typed::Porep(Box::new(c1))
+                Typed::Porep(Box::new(porep))
             }
             Kind::WinningPost | Kind::WindowPost => {
                 let post: PostInput<Tree> = json(spec, bytes)?;
@@ -243,7 +395,7 @@ where
 
     fn partitions(&self, spec: FilecoinSpec) -> Result<usize, FilecoinError> {
         match self {
-            Typed::Porep(c1) => Ok(c1.vanilla_proofs.len()),
+            Typed::Porep(porep) => Ok(porep.c1.vanilla_proofs.len()),
             Typed::Post(post) => match spec.kind {
                 Kind::WindowPost => {
                     Ok(get_num_partition_for_fallback_post(&post_config(spec).map_err(fil(spec))?, post.sectors.len()))
@@ -256,7 +408,7 @@ where
 
     fn instance(&self, spec: FilecoinSpec, k: usize) -> Result<Instance, FilecoinError> {
         let (circuit, public_inputs) = match self {
-            Typed::Porep(c1) => porep_instance(spec, c1, k)?,
+            Typed::Porep(porep) => porep_instance(spec, porep, k)?,
             Typed::Post(post) => post_instance(spec, post, k)?,
             Typed::Snap(snap) => snap_instance(spec, snap, k)?,
         };
@@ -357,13 +509,14 @@ pub fn snap_public_params<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>
 
 fn porep_instance<Tree: 'static + MerkleTreeTrait>(
     spec: FilecoinSpec,
-    c1: &SealCommitPhase1Output<Tree>,
+    porep: &Porep<Tree>,
     k: usize,
 ) -> Result<(FilecoinCircuit, Vec<Scalar>), FilecoinError>
 where
     FilecoinCircuit: From<StackedCircuit<Tree, Sha256Hasher>>,
 {
-    let config = porep_config(spec.sector_size, None, None).map_err(fil(spec))?;
+    let Porep { c1, seal } = porep;
+    let config = porep_config(spec.sector_size, Some(seal.porep_id), Some(seal.api_version)).map_err(fil(spec))?;
     if c1.vanilla_proofs.len() != usize::from(config.partitions) {
         return Err(mismatch(
             spec,
@@ -392,8 +545,8 @@ where
     {
         return Err(mismatch(
             spec,
-            "they do not verify against comm_r, comm_d, replica id and seed, with the graph of registered proof \
-             StackedDrg<size>V1_1",
+            "they do not verify against comm_r, comm_d, replica id and seed, with the graph of the C1 output's \
+             registered proof (StackedDrg<size>V1_1 where it names none)",
         ));
     }
     let circuit =

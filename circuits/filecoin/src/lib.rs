@@ -12,6 +12,7 @@
 //! proofs with filecoin-proofs' verifiers, [`reference`] runs filecoin-proofs' own provers, and [`FilecoinSpec::param_identifier`] names
 //! the parameter files as filecoin-proofs does (`v28-<identifier>.params` / `.vk`).
 
+pub mod curio;
 pub mod input;
 pub mod make;
 pub mod reference;

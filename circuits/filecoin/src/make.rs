@@ -96,10 +96,10 @@ fn writing(path: &Path) -> impl Fn(std::io::Error) -> anyhow::Error + '_ {
 }
 
 /// Seals sector number `seed` of `size` in `dir` (which must be empty or absent) with
-/// data, ticket and interactive seed drawn from `seed`, for the prover whose id is drawn
-/// from `prover` (a PoSt proves sectors of one prover); writes `sector.json` and the C1
-/// output `c1.json` there and returns the sector.
-pub fn seal(dir: &Path, size: SectorSize, seed: u64, prover: u64) -> Result<SealedSector> {
+/// data, ticket and interactive seed drawn from `seed`, for miner `miner` (its prover id
+/// made as Curio makes it; a PoSt proves sectors of one miner); writes `sector.json` and
+/// the C1 output `c1.json` there and returns the sector.
+pub fn seal(dir: &Path, size: SectorSize, seed: u64, miner: u64) -> Result<SealedSector> {
     if size == SectorSize::Gib32 {
         bail!(
             "sealing 32GiB sectors is out of reach here (hours and about 200 GB of memory); seal 2KiB, 8MiB or 512MiB"
@@ -116,7 +116,7 @@ pub fn seal(dir: &Path, size: SectorSize, seed: u64, prover: u64) -> Result<Seal
     let sealed = dir.join(SEALED);
     File::create(&sealed).map_err(writing(&sealed))?;
     let (ticket, interactive) = (rng.gen(), field_bytes(rng));
-    let prover_id = field_bytes(&mut ChaCha8Rng::seed_from_u64(prover));
+    let prover_id = crate::curio::prover_id(miner);
     let sector_id = SectorId::from(seed);
     let config = porep_config(size, None, None)?;
     crate::with_tree!(size, Tree => {

@@ -31,14 +31,14 @@ fn prove_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     sector: Option<&SealedSector>,
 ) -> Result<Vec<u8>> {
     match input {
-        Typed::Porep(c1) => {
+        Typed::Porep(porep) => {
             let Some(sector) = sector else {
                 bail!(
                     "filecoin-proofs' C2 needs the sector's prover and sector ids: give its directory (--sector DIR)"
                 );
             };
-            let config = porep_config(spec.sector_size, Some(sector.porep_id), None)?;
-            Ok(seal_commit_phase2::<Tree>(&config, *c1, sector.prover_id, SectorId::from(sector.sector_id))?.proof)
+            let config = porep_config(spec.sector_size, Some(porep.seal.porep_id), Some(porep.seal.api_version))?;
+            Ok(seal_commit_phase2::<Tree>(&config, porep.c1, sector.prover_id, SectorId::from(sector.sector_id))?.proof)
         }
         Typed::Post(post) => {
             let mut config = post_config(spec)?;

@@ -34,11 +34,11 @@ fn verify_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     proof: &[u8],
 ) -> Result<bool> {
     match input {
-        Typed::Porep(_) => {
+        Typed::Porep(porep) => {
             let Some(sector) = sector else {
                 bail!("verifying a PoRep proof needs the sector's prover and sector ids: give its directory (--sector DIR)");
             };
-            let config = porep_config(spec.sector_size, Some(sector.porep_id), None)?;
+            let config = porep_config(spec.sector_size, Some(porep.seal.porep_id), Some(porep.seal.api_version))?;
             verify_seal::<Tree>(
                 &config,
                 sector.comm_r,
