@@ -3,13 +3,13 @@
 //!
 //! `cargo bench -p bellhop-benches --bench end_to_end`.
 
-use bellhop::{
+use bellhop_circuits::CircuitSpec;
+use bellhop_host::{
     config::Config,
     params::{self, Srs},
     pipeline::{prove_batches, PipelineOptions, Randomness},
     session::Session,
 };
-use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::strategy::Job;
 use bellperson::groth16::{create_random_proof, generate_random_parameters};
 use blstrs::Bls12;

@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 use bellhop_circuits::CircuitSpec;
 
 use super::Context;
-use crate::{
+use bellhop_host::{
     ab::{self, AbOptions, AbReport},
     config::{set_key, Config},
     session::{load_params, Session},
@@ -133,7 +133,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         threshold: args.threshold,
         ..AbOptions::default()
     };
-    crate::memory::count_allocations(args.allocations);
+    bellhop_host::memory::count_allocations(args.allocations);
     let bar = indicatif::ProgressBar::new((2 * (args.runs + args.warmup)) as u64);
     bar.set_style(indicatif::ProgressStyle::with_template("ab {msg} [{bar:30}] {pos}/{len} runs, {elapsed}")?);
     bar.set_message(spec.to_string());
@@ -213,7 +213,7 @@ pub(crate) fn markdown(r: &AbReport) -> String {
     );
     let _ = writeln!(out, "| phase | faults A | faults B | allocations A | allocations B |");
     let _ = writeln!(out, "|---|---:|---:|---:|---:|");
-    for phase in crate::phases::PHASES {
+    for phase in bellhop_host::phases::PHASES {
         let med = |variant: usize, pick: &dyn Fn(&ab::Run) -> Option<u64>| {
             let v: Vec<f64> =
                 r.runs.iter().filter(|x| x.variant == variant).filter_map(|x| pick(x).map(|n| n as f64)).collect();

@@ -6,7 +6,7 @@ use anyhow::Result;
 use serde_json::json;
 
 use super::{prove::batches, Context, Proving};
-use crate::{
+use bellhop_host::{
     phases::{PhaseTable, PHASES},
     pipeline::prove_batches,
     stats::Summary,
@@ -35,7 +35,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let total = args.warmup + args.runs;
     let bar = indicatif::ProgressBar::new(total as u64);
     bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} proofs, {elapsed}")?);
-    bar.set_message(format!("bench {spec} on {}", session.backend_name));
+    bar.set_message(format!("bench {spec} on {}", session.backend.name));
     // When the last warm-up proof was done: from there, the pipeline is in its steady state.
     let warm = std::sync::Mutex::new(None);
     let start = Instant::now();
@@ -73,7 +73,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "circuit": spec.to_string(), "backend": session.backend_name, "strategy": session.strategy_name,
+                "circuit": spec.to_string(), "backend": session.backend.name, "strategy": session.strategy_name,
                 "warmup": args.warmup, "runs": args.runs, "wall_seconds": wall,
                 "seconds_per_proof_after_warmup": steady, "phases": phases, "per_proof": measured,
             }))?
@@ -82,7 +82,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     }
     println!(
         "{spec}: {} runs after {} warm-up on {} with {}",
-        args.runs, args.warmup, session.backend_name, session.strategy_name
+        args.runs, args.warmup, session.backend.name, session.strategy_name
     );
     println!("{:<10} {:>10} {:>10} {:>10} {:>8}", "phase", "median s", "min s", "max s", "spread");
     for (phase, s) in &summaries {

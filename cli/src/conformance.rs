@@ -20,7 +20,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
 use super::Context;
-use crate::plugins::{Backends, Plugin};
+use bellhop_host::plugins::{Backends, Plugin};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {

@@ -7,7 +7,7 @@ use bellhop_circuits::CircuitSpec;
 use rand::rngs::OsRng;
 
 use super::{params::generate, prove::batches, prove::hex, Context};
-use crate::{
+use bellhop_host::{
     config::Config,
     params::{self, Srs},
     phases::PhaseTable,

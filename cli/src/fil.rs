@@ -5,7 +5,7 @@ use std::{fs, path::PathBuf, process::ExitCode, time::Instant};
 
 use anyhow::{bail, Context as _, Result};
 use bellhop_circuits::CircuitSpec;
-use bellhop_filecoin::{make, reference, verify, FilecoinSpec, Kind, SectorSize};
+use bellhop_filecoin::{curio, make, reference, verify, FilecoinSpec, Kind, SectorSize};
 
 use super::Context;
 
@@ -22,9 +22,10 @@ pub(super) enum Command {
         /// The sector number; draws its data, ticket and interactive seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Draws the prover id (sectors proved together in a PoSt have one).
-        #[arg(long, default_value_t = 1)]
-        prover: u64,
+        /// The miner (actor id) it is sealed for; its prover id is made as Curio makes it.
+        /// Sectors proved together in a PoSt have one miner.
+        #[arg(long, default_value_t = 1000)]
+        miner: u64,
     },
     /// WinningPoSt vanilla proofs of sealed sectors: the input of winning-post:SIZE.
     WinningPost(PostArgs),
@@ -39,6 +40,22 @@ pub(super) enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Where to write the input.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Curio's requests for a proof of CIRCUIT from INPUT, as `bellhop serve` takes them
+    /// (`bellhop client prove --requests FILE`): one for PoRep, WinningPoSt and SnapDeals,
+    /// one per partition for WindowPoSt. Written as a JSON list.
+    Request {
+        /// The circuit, e.g. window-post:2KiB.
+        circuit: String,
+        /// The input (as for `bellhop prove --input`).
+        #[arg(long)]
+        input: PathBuf,
+        /// For porep: the sealed sector's directory (its number and miner).
+        #[arg(long)]
+        sector: Option<PathBuf>,
+        /// Where to write the requests.
         #[arg(long)]
         out: PathBuf,
     },
@@ -113,8 +130,8 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
     );
     let start = Instant::now();
     match command {
-        Command::Seal { dir, sector_size, seed, prover } => {
-            let sector = make::seal(&dir, sector_size, seed, prover)?;
+        Command::Seal { dir, sector_size, seed, miner } => {
+            let sector = make::seal(&dir, sector_size, seed, miner)?;
             println!(
                 "sealed sector {} ({sector_size}) in {} in {:.1} s; C1 output: {}",
                 sector.sector_id,
@@ -128,6 +145,14 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
         Command::Snap { sector, seed, out } => {
             write(&out, &make::snap(&sector, seed)?)?;
             println!("wrote {} (the input of snap) in {:.1} s", out.display(), start.elapsed().as_secs_f64());
+        }
+        Command::Request { circuit, input, sector, out } => {
+            let spec = filecoin_spec(&circuit)?;
+            let input = fs::read(&input).with_context(|| format!("reading --input {}", input.display()))?;
+            let sector = sector.as_deref().map(make::SealedSector::read).transpose()?;
+            let requests = curio::requests(spec, &input, sector.as_ref())?;
+            write(&out, &serde_json::to_vec_pretty(&requests)?)?;
+            println!("wrote {} ({} request(s) for {spec})", out.display(), requests.len());
         }
         Command::Reference { circuit, input, sector, out } => {
             let spec = filecoin_spec(&circuit)?;

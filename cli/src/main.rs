@@ -1,13 +1,15 @@
-//! The `bellhop` command line.
+//! `bellhop`: the command line over Bellhop's host library, engine and gRPC service.
 
 mod ab;
 mod bench;
+mod client;
 mod conformance;
 mod demo;
 mod fil;
 mod params;
 mod plugins;
 mod prove;
+mod serve;
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -15,16 +17,30 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::{layer::SubscriberExt, util::SubscriberInitExt, EnvFilter, Layer as _};
 
-use crate::{
+use bellhop_host::{
     config::Config,
     phases::{PhaseLayer, PhaseLog},
     plugins::plugin_dir,
 };
 
+/// Counts host allocations when asked (`bellhop ab --allocations`), per phase.
+#[global_allocator]
+static ALLOC: bellhop_host::memory::CountingAlloc = bellhop_host::memory::CountingAlloc;
+
+fn main() -> ExitCode {
+    match Cli::parse().run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// Bellhop: Groth16 proofs on pluggable backends.
 #[derive(Debug, Parser)]
 #[command(name = "bellhop", version, about)]
-pub struct Cli {
+struct Cli {
     /// The configuration file (see the README for its keys).
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -52,15 +68,21 @@ enum Command {
     Plugins(plugins::Args),
     /// Check a backend plugin's primitives against the CPU references.
     Conformance(conformance::Args),
-    /// Filecoin: seal a sector, make PoSt and SnapDeals vanilla proofs, verify proofs
-    /// with filecoin-proofs.
+    /// Filecoin: seal a sector, make PoSt and SnapDeals vanilla proofs and Curio's
+    /// requests, verify proofs with filecoin-proofs.
     #[command(subcommand)]
     Fil(fil::Command),
+    /// Run the proving engine as a daemon speaking cuzk's ProvingEngine gRPC API (Curio's
+    /// `[Cuzk] Address` can point at it).
+    Serve(serve::Args),
+    /// Talk to a proving daemon (bellhop serve, or cuzk's): submit, await, prove, cancel,
+    /// status, metrics, preload, evict.
+    Client(client::Args),
 }
 
 impl Cli {
     /// Runs the command; the exit code says whether it succeeded.
-    pub fn run(self) -> Result<ExitCode> {
+    fn run(self) -> Result<ExitCode> {
         let config = match &self.config {
             Some(path) => Config::load(path)?,
             None => Config::default(),
@@ -86,6 +108,8 @@ impl Cli {
             Command::Plugins(args) => plugins::run(&context, &args),
             Command::Conformance(args) => conformance::run(&context, &args),
             Command::Fil(command) => fil::run(&context, command),
+            Command::Serve(args) => serve::run(&context, &args),
+            Command::Client(args) => client::run(&context, args),
         }
     }
 }
@@ -103,9 +127,9 @@ struct Context {
 /// and the configured pipeline.
 struct Proving {
     spec: bellhop_circuits::CircuitSpec,
-    session: crate::session::Session,
-    srs: std::sync::Arc<crate::params::Srs>,
-    options: crate::pipeline::PipelineOptions,
+    session: bellhop_host::session::Session,
+    srs: std::sync::Arc<bellhop_host::params::Srs>,
+    options: bellhop_host::pipeline::PipelineOptions,
 }
 
 impl Context {
@@ -113,13 +137,13 @@ impl Context {
     /// circuit's parameters (`params`, else the circuit's file in `[params] dir`).
     fn proving(&self, circuit: &str, params: Option<&std::path::Path>) -> Result<Proving> {
         let spec: bellhop_circuits::CircuitSpec = circuit.parse()?;
-        let mut session = crate::session::Session::open(&self.config, &self.plugin_dir)?;
-        let srs = crate::session::load_params(&self.config, &spec, params)?;
+        let mut session = bellhop_host::session::Session::open(&self.config, &self.plugin_dir)?;
+        let srs = bellhop_host::session::load_params(&self.config, &spec, params)?;
         session.keep_bases(&srs)?;
-        let options = crate::pipeline::PipelineOptions {
+        let options = bellhop_host::pipeline::PipelineOptions {
             lookahead: self.config.pipeline.lookahead,
             verify: self.config.pipeline.verify,
-            randomness: crate::pipeline::Randomness::Os,
+            randomness: bellhop_host::pipeline::Randomness::Os,
         };
         Ok(Proving { spec, session, srs, options })
     }

@@ -11,7 +11,7 @@ use rand::{rngs::OsRng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
 use super::Context;
-use crate::{params, session::params_path};
+use bellhop_host::{params, session::params_path};
 
 #[derive(Debug, clap::Subcommand)]
 pub(super) enum Command {

@@ -7,7 +7,7 @@ use bellhop_plugin_api::{PluginInfo, PluginKind};
 use serde_json::json;
 
 use super::Context;
-use crate::plugins::{plugin_files, read_kind, Backends, LoadError, Plugin, Seam, Source, Strategies};
+use bellhop_host::plugins::{plugin_files, read_kind, Backends, LoadError, Plugin, Seam, Source, Strategies};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {

@@ -18,7 +18,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
 use super::{Context, Proving};
-use crate::{
+use bellhop_host::{
     phases::PhaseTable,
     pipeline::{prove_batches, ProvedJob, Randomness},
     prover::Blinding,
@@ -117,7 +117,7 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
         eprintln!("warning: r and s come from --insecure-blinding-seed {seed}: these proofs are not zero-knowledge");
         options.randomness = seeded_blinding(seed, count);
     }
-    eprintln!("proving {count} x {spec} on {} with {}", session.backend_name, session.strategy_name);
+    eprintln!("proving {count} x {spec} on {} with {}", session.backend.name, session.strategy_name);
     let start = Instant::now();
     let proved = prove_batches(
         session.backend.as_ref(),

@@ -3,7 +3,10 @@
 //! Every section and key is optional; an unknown key or a value of the wrong type is an
 //! error naming the key.
 
-use std::path::{Path, PathBuf};
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
 
 use serde::Deserialize;
 
@@ -21,6 +24,8 @@ pub struct Config {
     pub pipeline: PipelineConfig,
     /// `[plugins]`: where plugin files live.
     pub plugins: PluginsConfig,
+    /// `[daemon]`: `bellhop serve`.
+    pub daemon: DaemonConfig,
 }
 
 /// `[backend]`.
@@ -105,6 +110,44 @@ pub struct PluginsConfig {
     /// Where plugin files are looked up by name (default: beside the executable;
     /// `BELLHOP_PLUGIN_DIR` overrides both).
     pub dir: Option<PathBuf>,
+}
+
+/// `[daemon]`: the proving service (`bellhop serve`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct DaemonConfig {
+    /// Where the gRPC service listens: `host:port`, or `unix:///path` for a unix socket.
+    pub listen: String,
+    /// Where `GET /metrics` (Prometheus text) and `GET /status` (JSON) are served,
+    /// `host:port`; empty: not served.
+    pub status_listen: String,
+    /// Partitions synthesized at the same time, each on a thread of its own.
+    pub synthesis_workers: usize,
+    /// How long a finished job's proof is kept for `AwaitProof` (e.g. `"1h"`).
+    #[serde(deserialize_with = "duration")]
+    pub keep_results: Duration,
+    /// How long SIGTERM waits for running jobs before the daemon exits anyway.
+    #[serde(deserialize_with = "duration")]
+    pub shutdown_grace: Duration,
+}
+
+impl Default for DaemonConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:9820".into(),
+            status_listen: "127.0.0.1:9821".into(),
+            synthesis_workers: 2,
+            keep_results: Duration::from_secs(3600),
+            shutdown_grace: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A duration written as humans do: `"90s"`, `"15m"`, `"1h 30m"`.
+fn duration<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    humantime::parse_duration(&text)
+        .map_err(|e| serde::de::Error::custom(format!("`{text}` is not a duration such as \"90s\" or \"1h\": {e}")))
 }
 
 /// A configuration file that could not be used.
@@ -211,6 +254,12 @@ mod tests {
             [pipeline]
             lookahead = 2
             verify = false
+            [daemon]
+            listen = "unix:///run/bellhop.sock"
+            status_listen = ""
+            synthesis_workers = 4
+            keep_results = "2h 30m"
+            shutdown_grace = "90s"
             "#,
         )
         .unwrap();
@@ -219,6 +268,9 @@ mod tests {
         assert_eq!(c.backend.fallback.as_deref(), Some("cpu"));
         assert_eq!(c.synthesis.threads, 8);
         assert!(!c.pipeline.verify);
+        assert_eq!(c.daemon.listen, "unix:///run/bellhop.sock");
+        assert_eq!(c.daemon.keep_results, Duration::from_secs(9000));
+        assert_eq!(c.daemon.shutdown_grace, Duration::from_secs(90));
     }
 
     #[test]
@@ -235,5 +287,7 @@ mod tests {
         assert!(e.contains("device") && e.contains("invalid type"), "{e}");
         let e = Config::parse("[pipeline]\nlookahead = -1\n").unwrap_err();
         assert!(e.contains("lookahead"), "{e}");
+        let e = Config::parse("[daemon]\nkeep_results = \"an hour\"\n").unwrap_err();
+        assert!(e.contains("keep_results") && e.contains("not a duration"), "{e}");
     }
 }

@@ -6,10 +6,9 @@
 //! - [`params`]: parameter files in bellperson's format;
 //! - [`prover`]: one Groth16 proof over any backend; [`pipeline`]: many, overlapped;
 //! - [`phases`]: per-proof phase tables from tracing spans; [`stats`]: summaries;
-//! - [`cli`]: the `bellhop` command line.
+//! - [`ab`]: two configurations compared in one process.
 
 pub mod ab;
-pub mod cli;
 pub mod config;
 pub mod dealloc;
 mod embedded;

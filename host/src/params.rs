@@ -223,6 +223,12 @@ impl Srs {
         Ok(Self { path: path.into(), vk, pvk, h: h?, l: l?, a: a?, b_g1: b_g1?, b_g2: b_g2? })
     }
 
+    /// The bytes its decoded points take in memory (the bases; the verifying key is small).
+    pub fn resident_bytes(&self) -> u64 {
+        let g1 = self.h.len() + self.l.len() + self.a.len() + self.b_g1.len();
+        (g1 * std::mem::size_of::<G1Affine>() + self.b_g2.len() * std::mem::size_of::<G2Affine>()) as u64
+    }
+
     /// Checks that these parameters were made for a circuit of `assignment`'s shape.
     pub fn check_fits(&self, assignment: &Assignment, circuit: &str) -> Result<(), ParamsError> {
         let domain = assignment.a.len().next_power_of_two();

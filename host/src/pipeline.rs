@@ -72,7 +72,7 @@ pub enum Randomness {
 impl Randomness {
     /// The blinding of proof `index`. Fixed pairs are never reused: two proofs with one
     /// `r` and `s` would leak information about their witnesses.
-    fn blinding(&self, index: usize) -> Result<Blinding, PipelineError> {
+    pub fn blinding(&self, index: usize) -> Result<Blinding, PipelineError> {
         match self {
             Randomness::Os => Ok(Blinding { r: Scalar::random(OsRng), s: Scalar::random(OsRng) }),
             Randomness::Fixed(pairs) => {

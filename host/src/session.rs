@@ -8,7 +8,7 @@ use std::{
 
 use anyhow::{Context as _, Result};
 use bellhop_circuits::CircuitSpec;
-use bellhop_plugin_api::{backend::Backend, cast_slice, strategy::Strategy, OpenRequest};
+use bellhop_plugin_api::{backend::Backend, cast_slice, strategy::Strategy, Capabilities, DeviceInfo, OpenRequest};
 
 use crate::{
     config::Config,
@@ -16,62 +16,64 @@ use crate::{
     plugins::{Backends, Plugin, Strategies},
 };
 
-/// An opened backend and strategy, and what they are called.
-pub struct Session {
-    /// The backend.
-    pub backend: Box<dyn Backend>,
+/// An opened backend on one device, and the parameters whose bases it was told to keep.
+pub struct OpenedBackend {
+    backend: Box<dyn Backend>,
     /// Its name and source, for reports.
-    pub backend_name: String,
-    /// The strategy.
-    pub strategy: Box<dyn Strategy>,
-    /// Its name and source, for reports.
-    pub strategy_name: String,
-    /// Parameters whose bases the backend was told to keep; held until the backend is
-    /// dropped (it is declared first, so it drops first), which is the promise
-    /// `keep_bases` makes.
+    pub name: String,
+    /// What the plugin says it can do.
+    pub capabilities: Capabilities,
+    /// The device it was opened on, as the plugin describes it (none if it lists none).
+    pub device: Option<DeviceInfo>,
+    /// Parameters whose bases the backend keeps; each is held here until the backend
+    /// releases it, which is the promise `keep_bases` makes.
     kept: Vec<Arc<Srs>>,
 }
 
-fn open_backend(spec: &str, config: &Config, plugin_dir: &Path) -> Result<(Box<dyn Backend>, String)> {
-    let plugin = Plugin::<Backends>::find(spec, plugin_dir)?;
-    let options = toml::to_string(&config.backend.options)?;
-    let request =
-        OpenRequest { device: config.backend.device, threads: config.backend.threads, options: options.into() };
-    let backend = plugin.open(&request)?;
-    Ok((backend, format!("{} ({})", plugin.info.name, plugin.source)))
+impl AsRef<dyn Backend> for OpenedBackend {
+    fn as_ref(&self) -> &(dyn Backend + 'static) {
+        self.backend.as_ref()
+    }
 }
 
-impl Session {
-    /// Opens the configured backend (or its fallback, with a warning) and strategy.
-    pub fn open(config: &Config, plugin_dir: &Path) -> Result<Self> {
-        let (backend, backend_name) =
-            match (open_backend(&config.backend.plugin, config, plugin_dir), &config.backend.fallback) {
-                (Ok(opened), _) => opened,
-                (Err(e), Some(fallback)) => {
-                    tracing::warn!(
-                        "backend `{}` is unavailable ({e:#}); falling back to `{fallback}`",
-                        config.backend.plugin
-                    );
-                    let fallback_config = Config {
-                        backend: crate::config::BackendConfig { options: toml::Table::new(), ..config.backend.clone() },
-                        ..config.clone()
-                    };
-                    open_backend(fallback, &fallback_config, plugin_dir)
-                        .with_context(|| format!("the fallback backend `{fallback}` is unavailable too"))?
-                }
-                (Err(e), None) => return Err(e),
-            };
-        let plugin = Plugin::<Strategies>::find(&config.synthesis.strategy, plugin_dir)?;
-        let options = toml::to_string(&config.synthesis.options)?;
-        let strategy =
-            plugin.open(&OpenRequest { device: 0, threads: config.synthesis.threads, options: options.into() })?;
-        let strategy_name = format!("{} ({})", plugin.info.name, plugin.source);
-        Ok(Self { backend, backend_name, strategy, strategy_name, kept: Vec::new() })
+fn open_backend_named(spec: &str, config: &Config, plugin_dir: &Path, device: u32) -> Result<OpenedBackend> {
+    let plugin = Plugin::<Backends>::find(spec, plugin_dir)?;
+    let options = toml::to_string(&config.backend.options)?;
+    let request = OpenRequest { device, threads: config.backend.threads, options: options.into() };
+    let backend = plugin.open(&request)?;
+    Ok(OpenedBackend {
+        backend,
+        name: format!("{} ({})", plugin.info.name, plugin.source),
+        capabilities: plugin.info.capabilities,
+        device: plugin.info.devices.iter().find(|d| d.index == device).cloned(),
+        kept: Vec::new(),
+    })
+}
+
+impl OpenedBackend {
+    /// Opens the configured backend on `device` (or its fallback, with a warning).
+    pub fn open(config: &Config, plugin_dir: &Path, device: u32) -> Result<Self> {
+        match (open_backend_named(&config.backend.plugin, config, plugin_dir, device), &config.backend.fallback) {
+            (Ok(opened), _) => Ok(opened),
+            (Err(e), Some(fallback)) => {
+                tracing::warn!(
+                    "backend `{}` is unavailable ({e:#}); falling back to `{fallback}`",
+                    config.backend.plugin
+                );
+                let fallback_config = Config {
+                    backend: crate::config::BackendConfig { options: toml::Table::new(), ..config.backend.clone() },
+                    ..config.clone()
+                };
+                open_backend_named(fallback, &fallback_config, plugin_dir, device)
+                    .with_context(|| format!("the fallback backend `{fallback}` is unavailable too"))
+            }
+            (Err(e), None) => Err(e),
+        }
     }
 
-    /// Lets the backend keep `srs`'s bases for the rest of the session (a GPU backend
-    /// uploads them once and each proof then uploads only its scalars). `srs` is held here
-    /// until the session ends.
+    /// Lets the backend keep `srs`'s bases until [`OpenedBackend::release`] or the end
+    /// (a GPU backend uploads them once and each proof then uploads only its scalars).
+    /// `srs` is held here until then.
     pub fn keep_bases(&mut self, srs: &Arc<Srs>) -> Result<()> {
         if self.kept.iter().any(|kept| Arc::ptr_eq(kept, srs)) {
             return Ok(());
@@ -82,21 +84,68 @@ impl Session {
                 &[cast_slice(&srs.h), cast_slice(&srs.l), cast_slice(&srs.a), cast_slice(&srs.b_g1)],
                 &[cast_slice(&srs.b_g2)],
             )
-            .with_context(|| {
-                format!("backend {} could not keep the bases of {}", self.backend_name, srs.path.display())
-            })?;
+            .with_context(|| format!("backend {} could not keep the bases of {}", self.name, srs.path.display()))?;
         self.kept.push(Arc::clone(srs));
+        Ok(())
+    }
+
+    /// Ends the promise for `srs` alone: the ABI releases every kept set at once, so the
+    /// others are kept again.
+    pub fn release(&mut self, srs: &Arc<Srs>) -> Result<()> {
+        if !self.kept.iter().any(|kept| Arc::ptr_eq(kept, srs)) {
+            return Ok(());
+        }
+        self.backend.release_bases().with_context(|| format!("backend {} could not release kept bases", self.name))?;
+        let others: Vec<Arc<Srs>> =
+            std::mem::take(&mut self.kept).into_iter().filter(|k| !Arc::ptr_eq(k, srs)).collect();
+        for other in &others {
+            self.keep_bases(other)?;
+        }
         Ok(())
     }
 }
 
-impl Drop for Session {
+impl Drop for OpenedBackend {
     fn drop(&mut self) {
         if !self.kept.is_empty() {
             if let Err(e) = self.backend.release_bases() {
-                tracing::warn!("backend {} failed to release kept bases: {e}", self.backend_name);
+                tracing::warn!("backend {} failed to release kept bases: {e}", self.name);
             }
         }
+    }
+}
+
+/// Opens the configured strategy; returns it with its name and source.
+pub fn open_strategy(config: &Config, plugin_dir: &Path) -> Result<(Box<dyn Strategy>, String)> {
+    let plugin = Plugin::<Strategies>::find(&config.synthesis.strategy, plugin_dir)?;
+    let options = toml::to_string(&config.synthesis.options)?;
+    let strategy =
+        plugin.open(&OpenRequest { device: 0, threads: config.synthesis.threads, options: options.into() })?;
+    Ok((strategy, format!("{} ({})", plugin.info.name, plugin.source)))
+}
+
+/// An opened backend and strategy, and what they are called.
+pub struct Session {
+    /// The backend, on `[backend] device`.
+    pub backend: OpenedBackend,
+    /// The strategy.
+    pub strategy: Box<dyn Strategy>,
+    /// Its name and source, for reports.
+    pub strategy_name: String,
+}
+
+impl Session {
+    /// Opens the configured backend (or its fallback, with a warning) and strategy.
+    pub fn open(config: &Config, plugin_dir: &Path) -> Result<Self> {
+        let backend = OpenedBackend::open(config, plugin_dir, config.backend.device)?;
+        let (strategy, strategy_name) = open_strategy(config, plugin_dir)?;
+        Ok(Self { backend, strategy, strategy_name })
+    }
+
+    /// Lets the backend keep `srs`'s bases for the rest of the session (see
+    /// [`OpenedBackend::keep_bases`]).
+    pub fn keep_bases(&mut self, srs: &Arc<Srs>) -> Result<()> {
+        self.backend.keep_bases(srs)
     }
 }
 

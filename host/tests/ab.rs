@@ -1,13 +1,13 @@
 //! `bellhop ab` finds a known regression in its phase and calls A against itself even.
 
-use bellhop::{
+use bellhop_circuits::CircuitSpec;
+use bellhop_host::{
     ab::{self, AbOptions, Verdict},
     config::{set_key, Config},
     params::{self, Srs},
     phases::{PhaseLayer, PhaseLog},
     session::Session,
 };
-use bellhop_circuits::CircuitSpec;
 use bellperson::groth16::generate_random_parameters;
 use blstrs::Bls12;
 use rand::SeedableRng;

@@ -4,15 +4,15 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bellhop::{
+use bellhop_circuits::CircuitSpec;
+use bellhop_cpu::CpuBackend;
+use bellhop_host::{
     dealloc::Dealloc,
     params::{self, Srs},
     phases::{PhaseLayer, PhaseLog},
     pipeline::{prove_batches, PipelineError, PipelineOptions, Randomness},
     prover::{self, Blinding, ProveError},
 };
-use bellhop_circuits::CircuitSpec;
-use bellhop_cpu::CpuBackend;
 use bellhop_plugin_api::{
     backend::{check_prove_batch, Backend, NttDirection},
     cast,
@@ -118,7 +118,7 @@ fn fused_batches_give_the_primitives_proofs() {
         prove_batches(&backend, strategy, &srs, batches, &options, &|_| {}).unwrap()
     });
     assert_eq!(backend.calls.load(Ordering::Relaxed), 2, "one fused call per batch");
-    let bytes = |v: &[bellhop::pipeline::ProvedJob]| v.iter().map(|p| p.proof_bytes()).collect::<Vec<_>>();
+    let bytes = |v: &[bellhop_host::pipeline::ProvedJob]| v.iter().map(|p| p.proof_bytes()).collect::<Vec<_>>();
     assert_eq!(bytes(&proved), bytes(&plain));
     assert_eq!(
         proved.iter().map(|p| &p.public_inputs).collect::<Vec<_>>(),

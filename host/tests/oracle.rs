@@ -3,14 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
-use bellhop::{
+use bellhop_circuits::CircuitSpec;
+use bellhop_host::{
     config::Config,
     params::{self, Srs},
     pipeline::{prove_batches, PipelineOptions, Randomness},
     prover::Blinding,
     session::Session,
 };
-use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::strategy::Job;
 use bellperson::groth16::{create_proof, generate_random_parameters, Parameters};
 use blstrs::{Bls12, Scalar};

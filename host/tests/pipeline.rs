@@ -1,13 +1,13 @@
 //! The pipeline overlaps synthesis of the next batch with proving of the current one.
 
-use bellhop::{
+use bellhop_circuits::CircuitSpec;
+use bellhop_host::{
     config::{set_key, Config},
     params::{self, Srs},
     phases::{PhaseLayer, PhaseLog, PhaseRecord},
     pipeline::{prove_batches, PipelineOptions, Randomness},
     session::Session,
 };
-use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::strategy::Job;
 use bellperson::groth16::generate_random_parameters;
 use blstrs::Bls12;

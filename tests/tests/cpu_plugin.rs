@@ -1,7 +1,7 @@
 //! The CPU backend built as a real `.so`, loaded with dlopen, passes conformance.
 
-use bellhop::plugins::{Backends, Plugin, Source};
 use bellhop_conformance::{run, seed_from_env};
+use bellhop_host::plugins::{Backends, Plugin, Source};
 use bellhop_plugin_api::{OpenRequest, ABI_VERSION};
 use bellhop_tests::built_library;
 

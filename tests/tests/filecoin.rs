@@ -9,14 +9,14 @@ use std::{
 };
 
 use base64::Engine as _;
-use bellhop::{
+use bellhop_circuits::CircuitSpec;
+use bellhop_filecoin::{make, verify, FilecoinSpec, Kind, SectorSize};
+use bellhop_host::{
     config::Config,
     params::{self, Srs},
     pipeline::{prove_batches, PipelineOptions, Randomness},
     session::{load_params, Session},
 };
-use bellhop_circuits::CircuitSpec;
-use bellhop_filecoin::{make, verify, FilecoinSpec, Kind, SectorSize};
 use bellhop_plugin_api::strategy::Job;
 use bellhop_tests::{build_dir, built_library};
 use bellperson::groth16::generate_random_parameters;

@@ -1,10 +1,10 @@
 //! The loader's errors, each asserted by its message, against real files.
 
-use bellhop::plugins::{Backends, Plugin, Source, Strategies};
+use bellhop_host::plugins::{Backends, Plugin, Source, Strategies};
 use bellhop_plugin_api::{ErrorKind, OpenRequest, ABI_VERSION};
 use bellhop_tests::{build_dir, built_library};
 
-fn load_error<S: bellhop::plugins::Seam>(path: &std::path::Path) -> String {
+fn load_error<S: bellhop_host::plugins::Seam>(path: &std::path::Path) -> String {
     match Plugin::<S>::load(path) {
         Ok(_) => panic!("{} loaded, but it must be refused", path.display()),
         Err(e) => e.to_string(),

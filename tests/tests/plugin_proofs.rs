@@ -1,13 +1,13 @@
 //! Proofs through the loaded `.so` plugins are the same bytes as through the embedded ones.
 
-use bellhop::{
+use bellhop_circuits::CircuitSpec;
+use bellhop_host::{
     config::Config,
     params::{self, Srs},
     pipeline::{prove_batches, PipelineOptions, Randomness},
     prover::Blinding,
     session::Session,
 };
-use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::strategy::Job;
 use bellhop_tests::{build_dir, built_library};
 use bellperson::groth16::generate_random_parameters;

@@ -1,6 +1,6 @@
 //! Every strategy plugin, loaded from its `.so`, produces the baseline's assignments.
 
-use bellhop::plugins::{Plugin, Strategies};
+use bellhop_host::plugins::{Plugin, Strategies};
 use bellhop_plugin_api::{
     strategy::{Job, Strategy},
     OpenRequest,

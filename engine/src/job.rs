@@ -1,0 +1,224 @@
+//! What the engine is asked to prove and what comes of it.
+
+use std::{fmt, time::Duration};
+
+use bellhop_circuits::{CircuitSpec, WitnessError};
+use bellhop_filecoin::Kind;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// What a job proves, as queues and metrics count it (cuzk's names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum JobKind {
+    /// PoRep C2.
+    #[serde(rename = "porep-c2")]
+    PorepC2,
+    /// SnapDeals.
+    #[serde(rename = "snap-update")]
+    SnapUpdate,
+    /// WindowPoSt.
+    #[serde(rename = "window-post")]
+    WindowPost,
+    /// WinningPoSt.
+    #[serde(rename = "winning-post")]
+    WinningPost,
+    /// A circuit of Bellhop's catalog that is not Filecoin's (tests, benchmarks).
+    #[serde(rename = "catalog")]
+    Catalog,
+}
+
+impl JobKind {
+    /// Every kind, in the order status reports them.
+    pub const ALL: [JobKind; 5] = [Self::PorepC2, Self::SnapUpdate, Self::WindowPost, Self::WinningPost, Self::Catalog];
+
+    /// The kind of a job proving `circuit`.
+    pub fn of(circuit: &CircuitSpec) -> Self {
+        match circuit {
+            CircuitSpec::Filecoin(spec) => match spec.kind {
+                Kind::Porep => Self::PorepC2,
+                Kind::Snap => Self::SnapUpdate,
+                Kind::WindowPost => Self::WindowPost,
+                Kind::WinningPost => Self::WinningPost,
+            },
+            _ => Self::Catalog,
+        }
+    }
+
+    /// Its name: `porep-c2`, `snap-update`, `window-post`, `winning-post`, `catalog`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PorepC2 => "porep-c2",
+            Self::SnapUpdate => "snap-update",
+            Self::WindowPost => "window-post",
+            Self::WinningPost => "winning-post",
+            Self::Catalog => "catalog",
+        }
+    }
+}
+
+impl fmt::Display for JobKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How urgent a job is; higher goes first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    /// After everything else.
+    Low,
+    /// PoRep and SnapDeals by default.
+    Normal,
+    /// WindowPoSt by default.
+    High,
+    /// WinningPoSt by default: it must be done within the epoch.
+    Critical,
+}
+
+impl Priority {
+    /// The priority of a job of `kind` that asks for none (cuzk's defaults).
+    pub fn default_for(kind: JobKind) -> Self {
+        match kind {
+            JobKind::WinningPost => Self::Critical,
+            JobKind::WindowPost => Self::High,
+            JobKind::PorepC2 | JobKind::SnapUpdate | JobKind::Catalog => Self::Normal,
+        }
+    }
+}
+
+/// A request to prove every partition of a circuit's input.
+#[derive(Clone, Debug)]
+pub struct JobRequest {
+    /// The caller's id for the job (idempotency key); `None` or empty: the engine makes one.
+    pub request_id: Option<String>,
+    /// The circuit.
+    pub circuit: CircuitSpec,
+    /// Its input (Filecoin circuits); empty for the synthetic ones.
+    pub input: Vec<u8>,
+    /// How many partitions the input makes; partition `k` is proved with witness seed `k`.
+    pub partitions: usize,
+    /// `None`: the kind's default.
+    pub priority: Option<Priority>,
+}
+
+impl JobRequest {
+    /// A request for every partition of `input` of `circuit`.
+    pub fn new(circuit: CircuitSpec, input: Vec<u8>) -> Result<Self, WitnessError> {
+        let partitions = circuit.partitions(&input)?;
+        Ok(Self { request_id: None, circuit, input, partitions, priority: None })
+    }
+
+    /// What makes two requests the same job: circuit, partitions and input.
+    pub(crate) fn digest(&self) -> [u8; 32] {
+        let mut hash = Sha256::new();
+        hash.update(self.circuit.to_string().as_bytes());
+        hash.update([0]);
+        hash.update((self.partitions as u64).to_le_bytes());
+        hash.update(&self.input);
+        hash.finalize().into()
+    }
+}
+
+/// Where a job's time went.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Timings {
+    /// From submission to the start of its first synthesis.
+    pub queue_wait: Duration,
+    /// Loading parameter files it needed that were not resident.
+    pub params_load: Duration,
+    /// Synthesis, summed over its partitions.
+    pub synthesis: Duration,
+    /// Proving on the device (and verification), summed over its partitions.
+    pub proving: Duration,
+    /// From submission to the end.
+    pub total: Duration,
+}
+
+/// How a job ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every partition proved and verified.
+    Completed {
+        /// The partitions' Groth16 proofs, 192 bytes each, in partition order.
+        proof: Vec<u8>,
+        /// Where its time went.
+        timings: Timings,
+    },
+    /// A partition could not be proved; the reason.
+    Failed(String),
+    /// Cancelled before it finished.
+    Cancelled,
+}
+
+impl Outcome {
+    /// `completed`, `failed` or `cancelled`, as metrics label it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Completed { .. } => "completed",
+            Self::Failed(_) => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// What `submit` answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submitted {
+    /// The job's id.
+    pub job_id: String,
+    /// Jobs that will be served before it (0: next).
+    pub queue_position: u32,
+    /// The device that will prove it, if that is decided (one device: always).
+    pub assigned_device: Option<u32>,
+    /// Whether the id named a job submitted before with the same payload (no new job).
+    pub existing: bool,
+}
+
+/// What `wait` answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Waited {
+    /// The job ended.
+    Done(Outcome),
+    /// The time given ran out; the job goes on.
+    Timeout,
+}
+
+/// Why the engine refused a request (a job, a preload).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum Refused {
+    /// The id names another job with a different payload.
+    #[error("request id `{0}` is taken by another job with a different payload; use a new id")]
+    AlreadyExists(String),
+    /// The circuit's parameter file is not there.
+    #[error("the parameters of {circuit} are missing: {path} does not exist; {how}")]
+    MissingParams {
+        /// The circuit.
+        circuit: String,
+        /// The file looked for.
+        path: String,
+        /// How to get it.
+        how: String,
+    },
+    /// The circuit's parameter file is there but cannot be used.
+    #[error("{0}")]
+    BadParams(String),
+    /// The request itself is wrong.
+    #[error("{0}")]
+    Invalid(String),
+    /// The engine is shutting down and takes no new jobs.
+    #[error("the daemon is shutting down and takes no new jobs; submit to another one or after its restart")]
+    ShuttingDown,
+}
+
+/// No job has that id (never submitted, or finished longer ago than results are kept).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("no job `{0}` (never submitted here, or finished longer ago than [daemon] keep_results)")]
+pub struct NotFound(pub String);
+
+/// What `cancel` answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cancelled {
+    /// Whether the job had started (its running partition is stopped at the next boundary).
+    pub was_running: bool,
+}

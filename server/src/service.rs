@@ -1,0 +1,258 @@
+//! `cuzk.v1.ProvingEngine` over the engine: requests checked and decoded, engine errors
+//! mapped to status codes, nothing else.
+
+use std::{sync::Arc, time::Duration};
+
+use bellhop_circuits::CircuitSpec;
+use bellhop_engine::{Engine, JobKind, JobRequest, Outcome, Priority, Refused, Status as EngineStatus, Waited};
+use bellhop_filecoin::curio::{self, ProofKind};
+use bellhop_proto::v1::{
+    self as pb, await_proof_response::Status as AwaitStatus, proving_engine_server::ProvingEngine, srs_status::Tier,
+};
+use tonic::{Request, Response, Status};
+
+/// The gRPC service.
+pub struct ProvingService {
+    engine: Arc<Engine>,
+}
+
+impl ProvingService {
+    /// The service over `engine`.
+    pub fn new(engine: Arc<Engine>) -> Self {
+        Self { engine }
+    }
+}
+
+fn invalid(field: &str, why: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(format!("{field}: {why}"))
+}
+
+/// Checks and decodes a `SubmitProofRequest` into the engine's job (decoding a PoRep C1
+/// output parses tens of megabytes, so this runs off the async threads).
+async fn job_request(request: pb::SubmitProofRequest) -> Result<JobRequest, Status> {
+    let kind = ProofKind::from_wire(request.proof_kind).ok_or_else(|| {
+        invalid(
+            "proof_kind",
+            format!(
+                "{} is not a proof kind; use POREP_SEAL_COMMIT (1), SNAP_DEALS_UPDATE (2), WINDOW_POST_PARTITION (3) \
+                 or WINNING_POST (4)",
+                request.proof_kind
+            ),
+        )
+    })?;
+    let priority = match pb::Priority::try_from(request.priority) {
+        Ok(pb::Priority::Unspecified) => None,
+        Ok(pb::Priority::Low) => Some(Priority::Low),
+        Ok(pb::Priority::Normal) => Some(Priority::Normal),
+        Ok(pb::Priority::High) => Some(Priority::High),
+        Ok(pb::Priority::Critical) => Some(Priority::Critical),
+        Err(_) => {
+            return Err(invalid(
+                "priority",
+                format!("{} is not a priority (0-4: UNSPECIFIED to CRITICAL)", request.priority),
+            ))
+        }
+    };
+    let request_id = request.request_id;
+    let payload = curio::Request {
+        proof_kind: kind,
+        registered_proof: request.registered_proof,
+        vanilla_proof: request.vanilla_proof,
+        vanilla_proofs: request.vanilla_proofs,
+        sector_number: request.sector_number,
+        miner_id: request.miner_id,
+        randomness: request.randomness,
+        partition_index: request.partition_index,
+        comm_r_old: request.comm_r_old,
+        comm_r_new: request.comm_r_new,
+        comm_d_new: request.comm_d_new,
+    };
+    let decoded = tokio::task::spawn_blocking(move || payload.decode())
+        .await
+        .map_err(|e| Status::internal(format!("decoding the request failed: {e}")))?
+        .map_err(|e| invalid(&e.field, &e.why))?;
+    Ok(JobRequest {
+        request_id: Some(request_id),
+        circuit: CircuitSpec::Filecoin(decoded.spec),
+        input: decoded.input,
+        partitions: decoded.partitions,
+        priority,
+    })
+}
+
+fn refused(error: Refused) -> Status {
+    let message = error.to_string();
+    match error {
+        Refused::AlreadyExists(_) => Status::already_exists(message),
+        Refused::MissingParams { .. } | Refused::BadParams(_) => Status::failed_precondition(message),
+        Refused::Invalid(_) => Status::invalid_argument(message),
+        Refused::ShuttingDown => Status::unavailable(message),
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    d.as_millis().try_into().unwrap_or(u64::MAX)
+}
+
+fn await_response(job_id: &str, waited: Waited) -> pb::AwaitProofResponse {
+    let mut response = pb::AwaitProofResponse { job_id: job_id.into(), ..Default::default() };
+    match waited {
+        Waited::Timeout => response.set_status(AwaitStatus::Timeout),
+        Waited::Done(Outcome::Completed { proof, timings }) => {
+            response.set_status(AwaitStatus::Completed);
+            response.proof = proof;
+            response.queue_wait_ms = millis(timings.queue_wait);
+            response.srs_load_ms = millis(timings.params_load);
+            response.synthesis_ms = millis(timings.synthesis);
+            response.gpu_compute_ms = millis(timings.proving);
+            response.total_ms = millis(timings.total);
+        }
+        Waited::Done(Outcome::Failed(why)) => {
+            response.set_status(AwaitStatus::Failed);
+            response.error_message = why;
+        }
+        Waited::Done(Outcome::Cancelled) => response.set_status(AwaitStatus::Cancelled),
+    }
+    response
+}
+
+/// A parameter set named as cuzk names them (`porep-32g`, `wpost-2k`) or as Bellhop does
+/// (`porep:32GiB`, `chain:1024`).
+fn circuit_id(id: &str) -> Result<CircuitSpec, Status> {
+    if let Some(spec) = curio::from_cuzk_circuit_id(id) {
+        return Ok(CircuitSpec::Filecoin(spec));
+    }
+    id.parse().map_err(|e| {
+        invalid(
+            "circuit_id",
+            format!("`{id}` is neither cuzk's name of a parameter set (e.g. porep-32g, wpost-2k) nor a circuit: {e}"),
+        )
+    })
+}
+
+fn circuit_name(circuit: &str) -> String {
+    match circuit.parse::<CircuitSpec>() {
+        Ok(CircuitSpec::Filecoin(spec)) => curio::cuzk_circuit_id(spec),
+        _ => circuit.to_string(),
+    }
+}
+
+fn status_response(status: EngineStatus) -> pb::GetStatusResponse {
+    pb::GetStatusResponse {
+        gpus: status
+            .devices
+            .into_iter()
+            .map(|device| pb::GpuStatus {
+                ordinal: device.ordinal,
+                name: device.name,
+                vram_total_bytes: device.memory_total_bytes,
+                vram_free_bytes: device.memory_free_bytes,
+                current_job_id: device.current_job.unwrap_or_default(),
+                current_proof_kind: device.current_kind.map(|k| k.name().to_string()).unwrap_or_default(),
+            })
+            .collect(),
+        loaded_srs: status
+            .params
+            .into_iter()
+            .map(|set| pb::SrsStatus {
+                circuit_id: circuit_name(&set.circuit),
+                tier: Tier::Hot.into(),
+                size_bytes: set.bytes,
+                ref_count: set.users as u32,
+            })
+            .collect(),
+        queues: status
+            .queues
+            .into_iter()
+            .filter(|q| q.kind != JobKind::Catalog || q.pending + q.in_progress > 0)
+            .map(|q| pb::QueueStatus {
+                proof_kind: q.kind.name().into(),
+                pending: q.pending as u32,
+                in_progress: q.in_progress as u32,
+            })
+            .collect(),
+        total_proofs_completed: status.completed,
+        total_proofs_failed: status.failed,
+        uptime_seconds: status.uptime_seconds,
+        pinned_memory_bytes: 0,
+        pinned_memory_limit_bytes: 0,
+    }
+}
+
+#[tonic::async_trait]
+impl ProvingEngine for ProvingService {
+    async fn submit_proof(
+        &self,
+        request: Request<pb::SubmitProofRequest>,
+    ) -> Result<Response<pb::SubmitProofResponse>, Status> {
+        let job = job_request(request.into_inner()).await?;
+        let submitted = self.engine.submit(job).map_err(refused)?;
+        Ok(Response::new(pb::SubmitProofResponse {
+            job_id: submitted.job_id,
+            queue_position: submitted.queue_position,
+            assigned_gpu: submitted.assigned_device.map(|d| d.to_string()).unwrap_or_default(),
+        }))
+    }
+
+    async fn await_proof(
+        &self,
+        request: Request<pb::AwaitProofRequest>,
+    ) -> Result<Response<pb::AwaitProofResponse>, Status> {
+        let request = request.into_inner();
+        let timeout = (request.timeout_ms > 0).then(|| Duration::from_millis(request.timeout_ms));
+        let waited = self.engine.wait(&request.job_id, timeout).await.map_err(|e| Status::not_found(e.to_string()))?;
+        Ok(Response::new(await_response(&request.job_id, waited)))
+    }
+
+    async fn prove(&self, request: Request<pb::ProveRequest>) -> Result<Response<pb::ProveResponse>, Status> {
+        let submit = request.into_inner().submit.ok_or_else(|| invalid("submit", "is missing"))?;
+        let job = job_request(submit).await?;
+        let submitted = self.engine.submit(job).map_err(refused)?;
+        let waited = self.engine.wait(&submitted.job_id, None).await.map_err(|e| Status::not_found(e.to_string()))?;
+        Ok(Response::new(pb::ProveResponse { result: Some(await_response(&submitted.job_id, waited)) }))
+    }
+
+    async fn cancel_proof(
+        &self,
+        request: Request<pb::CancelProofRequest>,
+    ) -> Result<Response<pb::CancelProofResponse>, Status> {
+        let cancelled =
+            self.engine.cancel(&request.into_inner().job_id).map_err(|e| Status::not_found(e.to_string()))?;
+        Ok(Response::new(pb::CancelProofResponse { was_running: cancelled.was_running }))
+    }
+
+    async fn get_status(&self, _: Request<pb::GetStatusRequest>) -> Result<Response<pb::GetStatusResponse>, Status> {
+        Ok(Response::new(status_response(self.engine.status())))
+    }
+
+    async fn get_metrics(&self, _: Request<pb::GetMetricsRequest>) -> Result<Response<pb::GetMetricsResponse>, Status> {
+        Ok(Response::new(pb::GetMetricsResponse { prometheus_text: self.engine.metrics() }))
+    }
+
+    async fn preload_srs(
+        &self,
+        request: Request<pb::PreloadSrsRequest>,
+    ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
+        let circuit = circuit_id(&request.into_inner().circuit_id)?;
+        let engine = Arc::clone(&self.engine);
+        let preloaded = tokio::task::spawn_blocking(move || engine.preload(&circuit))
+            .await
+            .map_err(|e| Status::internal(format!("loading failed: {e}")))?
+            .map_err(refused)?;
+        Ok(Response::new(pb::PreloadSrsResponse {
+            already_loaded: preloaded.already_loaded,
+            load_time_ms: millis(preloaded.load_time),
+        }))
+    }
+
+    async fn evict_srs(&self, request: Request<pb::EvictSrsRequest>) -> Result<Response<pb::EvictSrsResponse>, Status> {
+        let circuit = circuit_id(&request.into_inner().circuit_id)?;
+        let engine = Arc::clone(&self.engine);
+        // Releasing bases on a device waits for the partition it is proving.
+        let evicted = tokio::task::spawn_blocking(move || engine.evict(&circuit))
+            .await
+            .map_err(|e| Status::internal(format!("evicting failed: {e}")))?
+            .map_err(|e| Status::failed_precondition(e.to_string()))?;
+        Ok(Response::new(pb::EvictSrsResponse { was_loaded: evicted.was_loaded, freed_bytes: evicted.freed_bytes }))
+    }
+}
