@@ -1,0 +1,231 @@
+//! The engine in process, on the embedded CPU backend with small catalog circuits: jobs,
+//! their partitions and outcomes, duplicates, timeouts, cancellation, priority, parameter
+//! sets, status and shutdown.
+
+use std::{
+    path::Path,
+    sync::{Arc, OnceLock},
+    time::{Duration, Instant},
+};
+
+use bellhop_circuits::CircuitSpec;
+use bellhop_engine::{Engine, JobKind, JobRequest, Outcome, Priority, Refused, Waited};
+use bellhop_host::{config::Config, params};
+use bellperson::groth16::{generate_random_parameters, prepare_verifying_key, verify_proof, Parameters, Proof};
+use blstrs::Bls12;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+const SMALL: &str = "chain:1024";
+const LARGE: &str = "chain:16384";
+
+/// A parameter directory with the parameters of both circuits, made once.
+fn params_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        for circuit in [SMALL, LARGE] {
+            let spec: CircuitSpec = circuit.parse().unwrap();
+            let p: Parameters<Bls12> = generate_random_parameters(
+                spec.setup_circuit().unwrap(),
+                &mut ChaCha20Rng::seed_from_u64(3),
+            )
+            .unwrap();
+            params::write(&p, &dir.path().join(spec.params_file_name().unwrap())).unwrap();
+        }
+        dir
+    })
+    .path()
+}
+
+/// An engine with `workers` synthesis workers whose synthesis is `slowdown` times slower
+/// (the baseline strategy's test knob), so that jobs stay queued long enough to watch.
+fn engine(workers: usize, slowdown: f64) -> Engine {
+    let mut config = Config::default();
+    config.params.dir = params_dir().to_path_buf();
+    config.daemon.synthesis_workers = workers;
+    config.daemon.keep_results = Duration::from_secs(600);
+    if slowdown > 0.0 {
+        config.synthesis.options.insert("test_slowdown".into(), slowdown.into());
+    }
+    Engine::start(&config, params_dir()).unwrap()
+}
+
+fn request(circuit: &str, partitions: usize) -> JobRequest {
+    JobRequest { partitions, ..JobRequest::new(circuit.parse().unwrap(), Vec::new()).unwrap() }
+}
+
+fn with_id(id: &str, mut request: JobRequest) -> JobRequest {
+    request.request_id = Some(id.into());
+    request
+}
+
+async fn outcome(engine: &Engine, id: &str) -> Outcome {
+    match engine.wait(id, Some(Duration::from_secs(300))).await.unwrap() {
+        Waited::Done(outcome) => outcome,
+        Waited::Timeout => panic!("{id} did not end in 5 minutes"),
+    }
+}
+
+/// Checks each 192-byte proof of `proof` against partition `k`'s public inputs.
+fn assert_verifies(circuit: &str, proof: &[u8]) {
+    let spec: CircuitSpec = circuit.parse().unwrap();
+    let bytes = std::fs::read(params_dir().join(spec.params_file_name().unwrap())).unwrap();
+    let p = Parameters::<Bls12>::read(&bytes[..], false).unwrap();
+    let pvk = prepare_verifying_key(&p.vk);
+    assert_eq!(proof.len() % 192, 0);
+    for (k, chunk) in proof.chunks(192).enumerate() {
+        let inputs = spec.synthetic(k as u64).unwrap().public_inputs;
+        let proof = Proof::<Bls12>::read(chunk).unwrap();
+        assert!(verify_proof(&pvk, &proof, &inputs).unwrap(), "partition {k} of {circuit} does not verify");
+    }
+}
+
+#[tokio::test]
+async fn every_partition_is_proved_in_order_and_verifies() {
+    let engine = engine(2, 0.0);
+    let submitted = engine.submit(request(SMALL, 3)).unwrap();
+    assert!(!submitted.existing);
+    assert_eq!(submitted.assigned_device, Some(0));
+    let Outcome::Completed { proof, timings } = outcome(&engine, &submitted.job_id).await else { panic!() };
+    assert_eq!(proof.len(), 3 * 192);
+    assert_verifies(SMALL, &proof);
+    assert!(timings.synthesis > Duration::ZERO && timings.proving > Duration::ZERO);
+    assert!(timings.total >= timings.queue_wait);
+    let status = engine.status();
+    assert_eq!(status.completed, 1);
+    assert_eq!(status.params.len(), 1);
+    assert_eq!(status.params[0].circuit, SMALL);
+    assert!(status.params[0].bytes > 0);
+    let metrics = engine.metrics();
+    assert!(metrics.contains(r#"bellhop_jobs_total{kind="catalog",outcome="completed"} 1"#), "{metrics}");
+    assert!(metrics.contains("bellhop_params_loads_total"), "{metrics}");
+}
+
+#[tokio::test]
+async fn a_repeated_id_is_the_same_job_unless_the_payload_differs() {
+    let engine = engine(1, 0.0);
+    let first = engine.submit(with_id("sector-7", request(SMALL, 2))).unwrap();
+    assert_eq!(first.job_id, "sector-7");
+    let again = engine.submit(with_id("sector-7", request(SMALL, 2))).unwrap();
+    assert!(again.existing);
+    assert_eq!(again.job_id, "sector-7");
+    assert_eq!(
+        engine.submit(with_id("sector-7", request(SMALL, 3))),
+        Err(Refused::AlreadyExists("sector-7".into()))
+    );
+    assert!(matches!(outcome(&engine, "sector-7").await, Outcome::Completed { .. }));
+    // Done jobs are kept: the same request again answers with the same job, no second run.
+    assert!(engine.submit(with_id("sector-7", request(SMALL, 2))).unwrap().existing);
+    assert_eq!(engine.status().completed, 1);
+}
+
+#[tokio::test]
+async fn waiting_times_out_while_the_job_goes_on() {
+    let engine = engine(1, 10.0);
+    let job = engine.submit(request(LARGE, 4)).unwrap().job_id;
+    assert_eq!(engine.wait(&job, Some(Duration::from_millis(1))).await.unwrap(), Waited::Timeout);
+    assert!(matches!(outcome(&engine, &job).await, Outcome::Completed { .. }));
+    assert!(engine.wait("no-such-job", None).await.is_err());
+}
+
+/// Polls until `ready` holds of the engine's status.
+async fn until(engine: &Engine, what: &str, ready: impl Fn(&bellhop_engine::Status) -> bool) {
+    let start = Instant::now();
+    while !ready(&engine.status()) {
+        assert!(start.elapsed() < Duration::from_secs(120), "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test]
+async fn cancelling_drops_queued_jobs_and_stops_running_ones() {
+    let engine = engine(1, 10.0);
+    let running = engine.submit(request(LARGE, 6)).unwrap().job_id;
+    let queued = engine.submit(request(LARGE, 2)).unwrap().job_id;
+    until(&engine, "the first job runs", |s| s.queues.iter().any(|q| q.kind == JobKind::Catalog && q.in_progress == 1))
+        .await;
+    assert!(!engine.cancel(&queued).unwrap().was_running);
+    assert_eq!(outcome(&engine, &queued).await, Outcome::Cancelled);
+    assert!(engine.cancel(&running).unwrap().was_running);
+    assert_eq!(outcome(&engine, &running).await, Outcome::Cancelled);
+    // A job that ended stays as it ended; an unknown id is not found.
+    assert!(!engine.cancel(&running).unwrap().was_running);
+    assert!(engine.cancel("no-such-job").is_err());
+    // The engine goes on proving.
+    let next = engine.submit(request(SMALL, 1)).unwrap().job_id;
+    let Outcome::Completed { proof, .. } = outcome(&engine, &next).await else { panic!() };
+    assert_verifies(SMALL, &proof);
+    let status = engine.status();
+    assert_eq!((status.cancelled, status.completed), (2, 1));
+}
+
+#[tokio::test]
+async fn a_critical_job_submitted_last_passes_the_backlog() {
+    let engine = Arc::new(engine(1, 5.0));
+    let backlog: Vec<String> = (0..5).map(|_| engine.submit(request(LARGE, 3)).unwrap().job_id).collect();
+    let critical = engine.submit(JobRequest { priority: Some(Priority::Critical), ..request(SMALL, 1) }).unwrap();
+    assert_eq!(critical.queue_position, 0, "nothing ranks above a critical job");
+    let start = Instant::now();
+    let mut ends = Vec::new();
+    for id in backlog.iter().chain([&critical.job_id]) {
+        let (engine, id) = (Arc::clone(&engine), id.clone());
+        ends.push(tokio::spawn(async move {
+            assert!(matches!(outcome(&engine, &id).await, Outcome::Completed { .. }));
+            start.elapsed()
+        }));
+    }
+    let mut times = Vec::new();
+    for end in ends {
+        times.push(end.await.unwrap());
+    }
+    let critical_time = times[5];
+    eprintln!("critical job behind a backlog of 15 partitions: {critical_time:.2?}; backlog ends at {:.2?}", times[4]);
+    // At most the partitions already synthesized or on the device go before it.
+    assert!(times[2..5].iter().all(|t| *t > critical_time), "{times:?}");
+}
+
+#[tokio::test]
+async fn missing_parameters_are_refused_with_the_file_and_the_fix() {
+    let engine = engine(1, 0.0);
+    let Err(Refused::MissingParams { path, how, .. }) = engine.submit(request("chain:2048", 1)) else { panic!() };
+    assert!(path.ends_with("bellhop-chain-2048.params"), "{path}");
+    assert!(how.contains("bellhop params gen chain:2048"), "{how}");
+    assert!(engine.preload(&"chain:2048".parse().unwrap()).is_err());
+}
+
+#[tokio::test]
+async fn parameter_sets_in_use_are_not_evicted() {
+    let engine = engine(1, 10.0);
+    let large: CircuitSpec = LARGE.parse().unwrap();
+    let loaded = engine.preload(&large).unwrap();
+    assert!(!loaded.already_loaded);
+    assert!(engine.preload(&large).unwrap().already_loaded);
+    let job = engine.submit(request(LARGE, 4)).unwrap().job_id;
+    until(&engine, "the job holds its parameters", |s| s.params.iter().any(|p| p.users > 0)).await;
+    let in_use = engine.evict(&large).unwrap_err();
+    assert!(in_use.users > 0 && in_use.to_string().contains("in use"), "{in_use}");
+    assert!(matches!(outcome(&engine, &job).await, Outcome::Completed { .. }));
+    let evicted = engine.evict(&large).unwrap();
+    assert!(evicted.was_loaded && evicted.freed_bytes > 0);
+    assert!(!engine.evict(&large).unwrap().was_loaded);
+    assert!(engine.status().params.is_empty());
+    assert!(engine.metrics().contains("bellhop_params_evictions_total"));
+}
+
+#[tokio::test]
+async fn shutdown_finishes_started_jobs_and_refuses_new_ones() {
+    let engine = Arc::new(engine(1, 5.0));
+    let started = engine.submit(request(LARGE, 2)).unwrap().job_id;
+    let waiting = engine.submit(request(LARGE, 2)).unwrap().job_id;
+    until(&engine, "the first job runs", |s| s.queues.iter().any(|q| q.in_progress == 1)).await;
+    let drained = {
+        let engine = Arc::clone(&engine);
+        tokio::task::spawn_blocking(move || engine.shutdown(Duration::from_secs(120))).await.unwrap()
+    };
+    assert!(drained);
+    assert!(matches!(outcome(&engine, &started).await, Outcome::Completed { .. }));
+    let Outcome::Failed(why) = outcome(&engine, &waiting).await else { panic!() };
+    assert!(why.contains("submit it again"), "{why}");
+    assert_eq!(engine.submit(request(SMALL, 1)), Err(Refused::ShuttingDown));
+}
