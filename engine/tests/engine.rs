@@ -26,11 +26,8 @@ fn params_dir() -> &'static Path {
         let dir = tempfile::tempdir().unwrap();
         for circuit in [SMALL, LARGE] {
             let spec: CircuitSpec = circuit.parse().unwrap();
-            let p: Parameters<Bls12> = generate_random_parameters(
-                spec.setup_circuit().unwrap(),
-                &mut ChaCha20Rng::seed_from_u64(3),
-            )
-            .unwrap();
+            let p: Parameters<Bls12> =
+                generate_random_parameters(spec.setup_circuit().unwrap(), &mut ChaCha20Rng::seed_from_u64(3)).unwrap();
             params::write(&p, &dir.path().join(spec.params_file_name().unwrap())).unwrap();
         }
         dir
@@ -110,10 +107,7 @@ async fn a_repeated_id_is_the_same_job_unless_the_payload_differs() {
     let again = engine.submit(with_id("sector-7", request(SMALL, 2))).unwrap();
     assert!(again.existing);
     assert_eq!(again.job_id, "sector-7");
-    assert_eq!(
-        engine.submit(with_id("sector-7", request(SMALL, 3))),
-        Err(Refused::AlreadyExists("sector-7".into()))
-    );
+    assert_eq!(engine.submit(with_id("sector-7", request(SMALL, 3))), Err(Refused::AlreadyExists("sector-7".into())));
     assert!(matches!(outcome(&engine, "sector-7").await, Outcome::Completed { .. }));
     // Done jobs are kept: the same request again answers with the same job, no second run.
     assert!(engine.submit(with_id("sector-7", request(SMALL, 2))).unwrap().existing);

@@ -3,6 +3,8 @@
 //! The tests load the real `.so` files that `cargo build --workspace` puts in the target
 //! directory; `scripts/test.sh` builds them before it runs the tests.
 
+pub mod daemon;
+
 use std::path::PathBuf;
 
 /// The directory cargo put the plugins and the `bellhop` binary in (`target/debug`).

@@ -1,0 +1,375 @@
+//! `bellhop serve` end to end over loopback TCP and a unix socket, on the CPU backend:
+//! WinningPoSt and WindowPoSt of 2 KiB sectors sealed by filecoin-proofs, sent in Curio's
+//! formats through a real gRPC client and checked by filecoin-proofs' verifiers;
+//! duplicates, timeouts, cancellation, eviction, bad requests, priority, a panicking
+//! plugin and SIGTERM. The daemon answers GetStatus after every case.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::OnceLock,
+    time::{Duration, Instant},
+};
+
+use bellhop_circuits::CircuitSpec;
+use bellhop_filecoin::{curio, make, verify, FilecoinSpec, Kind, SectorSize};
+use bellhop_host::params;
+use bellhop_proto::v1::{
+    self as pb, await_proof_response::Status as AwaitStatus, AwaitProofRequest, AwaitProofResponse, CancelProofRequest,
+    EvictSrsRequest, GetMetricsRequest, GetStatusRequest, PreloadSrsRequest, ProveRequest,
+};
+use bellhop_server::client::{connect, submit_request, Client};
+use bellhop_tests::{build_dir, built_library, daemon::Daemon};
+use bellperson::groth16::generate_random_parameters;
+use blstrs::Bls12;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use tonic::Code;
+
+/// Three sealed 2 KiB sectors of miner 1000, their PoSt inputs and Curio's requests.
+struct Fixture {
+    dir: PathBuf,
+    params: PathBuf,
+    winning: Vec<u8>,
+    /// Three sectors: two partitions.
+    window: Vec<u8>,
+    winning_request: curio::Request,
+    window_requests: Vec<curio::Request>,
+}
+
+fn spec(kind: Kind) -> FilecoinSpec {
+    FilecoinSpec { kind, sector_size: SectorSize::Kib2 }
+}
+
+/// Insecure parameters for `spec`, kept between runs under the build directory (their
+/// file names change with the circuit).
+fn cached_params(dir: &Path, spec: FilecoinSpec) {
+    let circuit = CircuitSpec::Filecoin(spec);
+    let path = dir.join(circuit.params_file_name().unwrap());
+    if path.exists() && path.with_extension("vk").exists() {
+        return;
+    }
+    let generated =
+        generate_random_parameters::<Bls12, _, _>(circuit.setup_circuit().unwrap(), &mut ChaCha20Rng::seed_from_u64(5))
+            .unwrap();
+    params::write_for_circuit(&circuit, &generated, &path).unwrap();
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let dir = build_dir().join(format!("daemon-{}", std::process::id()));
+        let params = build_dir().join("test-params");
+        bellhop_filecoin::set_directories(&params, &dir.join("parents"));
+        cached_params(&params, spec(Kind::WinningPost));
+        cached_params(&params, spec(Kind::WindowPost));
+        let sectors: Vec<PathBuf> = (1..=3)
+            .map(|seed| {
+                let sector = dir.join(format!("sector-{seed}"));
+                make::seal(&sector, SectorSize::Kib2, seed, 1000).unwrap();
+                sector
+            })
+            .collect();
+        let winning = make::post(spec(Kind::WinningPost), &sectors, 7).unwrap();
+        let window = make::post(spec(Kind::WindowPost), &sectors, 8).unwrap();
+        let mut winning_requests = curio::requests(spec(Kind::WinningPost), &winning, None).unwrap();
+        let window_requests = curio::requests(spec(Kind::WindowPost), &window, None).unwrap();
+        assert_eq!((winning_requests.len(), window_requests.len()), (1, 2));
+        Fixture { winning_request: winning_requests.remove(0), window_requests, winning, window, dir, params }
+    })
+}
+
+/// A daemon on `listen` with the fixture's parameters and `extra` config lines.
+fn daemon(name: &str, listen: &str, extra: &str) -> Daemon {
+    let fixture = fixture();
+    let config = format!("[params]\ndir = {:?}\n{extra}", fixture.params.display().to_string());
+    Daemon::start(&fixture.dir.join(name), &config, listen)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap()
+}
+
+async fn prove(client: &mut Client, request: &curio::Request, id: &str) -> AwaitProofResponse {
+    let submit = submit_request(request, id, pb::Priority::Unspecified);
+    client.prove(ProveRequest { submit: Some(submit) }).await.unwrap().into_inner().result.unwrap()
+}
+
+fn completed(response: &AwaitProofResponse) -> &[u8] {
+    assert_eq!(response.status, AwaitStatus::Completed as i32, "{response:?}");
+    &response.proof
+}
+
+/// The daemon still answers, and its counters.
+async fn alive(client: &mut Client) -> pb::GetStatusResponse {
+    client.get_status(GetStatusRequest {}).await.expect("the daemon answers GetStatus").into_inner()
+}
+
+/// Proves WinningPoSt and both WindowPoSt partitions through `addr`; filecoin-proofs
+/// accepts them.
+async fn post_proofs_verify(addr: &str) {
+    let fixture = fixture();
+    let mut client = connect(addr).await.unwrap();
+    let winning = prove(&mut client, &fixture.winning_request, "").await;
+    assert!(winning.total_ms > 0 && winning.gpu_compute_ms > 0);
+    let proof = completed(&winning).to_vec();
+    assert_eq!(proof.len(), 192);
+    assert!(verify::verify(spec(Kind::WinningPost), &fixture.winning, None, &proof).unwrap());
+    let mut window = Vec::new();
+    for request in &fixture.window_requests {
+        window.extend_from_slice(completed(&prove(&mut client, request, "").await));
+    }
+    assert!(verify::verify(spec(Kind::WindowPost), &fixture.window, None, &window).unwrap());
+    // The partitions in the other order are another proof, which filecoin-proofs rejects.
+    let swapped = [&window[192..], &window[..192]].concat();
+    assert!(!verify::verify(spec(Kind::WindowPost), &fixture.window, None, &swapped).unwrap());
+    let status = alive(&mut client).await;
+    assert_eq!(status.total_proofs_completed, 3);
+    let mut held: Vec<&str> = status.loaded_srs.iter().map(|s| s.circuit_id.as_str()).collect();
+    held.sort();
+    assert_eq!(held, ["winning-2k", "wpost-2k"]);
+    assert!(status.loaded_srs.iter().all(|s| s.size_bytes > 0));
+    assert!(status.gpus.len() == 1 && status.gpus[0].vram_total_bytes > 0);
+}
+
+#[test]
+fn post_proofs_over_tcp_and_a_unix_socket_are_accepted_by_filecoin_proofs() {
+    let tcp = daemon("tcp", "127.0.0.1:0", "");
+    runtime().block_on(post_proofs_verify(&tcp.addr));
+    let socket = fixture().dir.join("bellhop.sock");
+    let unix = daemon("unix", &format!("unix://{}", socket.display()), "");
+    assert!(unix.addr.starts_with("unix://"));
+    runtime().block_on(post_proofs_verify(&unix.addr));
+}
+
+async fn code_of<T: std::fmt::Debug>(
+    call: impl std::future::Future<Output = Result<T, tonic::Status>>,
+) -> (Code, String) {
+    let status = call.await.expect_err("the call should fail");
+    (status.code(), status.message().to_string())
+}
+
+/// Polls GetStatus until `ready` holds.
+async fn wait_until(client: &mut Client, what: &str, ready: impl Fn(&pb::GetStatusResponse) -> bool) {
+    let start = Instant::now();
+    while !ready(&alive(client).await) {
+        assert!(start.elapsed() < Duration::from_secs(120), "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn wait_until_running(client: &mut Client) {
+    wait_until(client, "a job runs", |s| s.queues.iter().any(|q| q.in_progress > 0)).await;
+}
+
+#[test]
+fn duplicates_timeouts_cancellation_eviction_and_bad_requests() {
+    let fixture = fixture();
+    let daemon = daemon("requests", "127.0.0.1:0", "[daemon]\nsynthesis_workers = 1\n");
+    runtime().block_on(async {
+        let mut client = connect(&daemon.addr).await.unwrap();
+        let window = &fixture.window_requests;
+        let submit = |request: &curio::Request, id: &str| submit_request(request, id, pb::Priority::Unspecified);
+
+        // The same id and payload is the same job; another payload under that id is refused.
+        let first = client.submit_proof(submit(&window[0], "dup")).await.unwrap().into_inner();
+        let again = client.submit_proof(submit(&window[0], "dup")).await.unwrap().into_inner();
+        assert_eq!((first.job_id.as_str(), again.job_id.as_str()), ("dup", "dup"));
+        assert_eq!(first.assigned_gpu, "0");
+        let (code, message) = code_of(client.submit_proof(submit(&window[1], "dup"))).await;
+        assert_eq!(code, Code::AlreadyExists, "{message}");
+        alive(&mut client).await;
+
+        // Awaiting with a timeout answers TIMEOUT and the job goes on.
+        let waited = client.await_proof(AwaitProofRequest { job_id: "dup".into(), timeout_ms: 1 }).await.unwrap();
+        assert_eq!(waited.into_inner().status, AwaitStatus::Timeout as i32);
+        let done = client.await_proof(AwaitProofRequest { job_id: "dup".into(), timeout_ms: 0 }).await.unwrap();
+        assert_eq!(completed(&done.into_inner()).len(), 192);
+        assert_eq!(alive(&mut client).await.total_proofs_completed, 1, "one job, not two");
+
+        // Cancelling: a running job, and one queued behind it and two more.
+        let running = client.submit_proof(submit(&fixture.winning_request, "running")).await.unwrap().into_inner();
+        for filler in ["filler-1", "filler-2"] {
+            client.submit_proof(submit(&window[0], filler)).await.unwrap();
+        }
+        let low = submit_request(&window[1], "queued", pb::Priority::Low);
+        let queued = client.submit_proof(low).await.unwrap().into_inner();
+        assert_eq!(queued.queue_position, 3, "{queued:?}");
+        wait_until(&mut client, "the running job holds its parameters", |s| {
+            s.loaded_srs.iter().any(|set| set.circuit_id == "winning-2k" && set.ref_count > 0)
+        })
+        .await;
+        // The parameters a running job holds are not evicted, and the reply says why.
+        let (code, message) = code_of(client.evict_srs(EvictSrsRequest { circuit_id: "winning-2k".into() })).await;
+        assert_eq!(code, Code::FailedPrecondition);
+        assert!(message.contains("in use"), "{message}");
+        let cancel = |id: &str| CancelProofRequest { job_id: id.into() };
+        assert!(!client.cancel_proof(cancel(&queued.job_id)).await.unwrap().into_inner().was_running);
+        assert!(client.cancel_proof(cancel(&running.job_id)).await.unwrap().into_inner().was_running);
+        for id in ["queued", "running"] {
+            let waited = client.await_proof(AwaitProofRequest { job_id: id.into(), timeout_ms: 0 }).await.unwrap();
+            assert_eq!(waited.into_inner().status, AwaitStatus::Cancelled as i32);
+        }
+        alive(&mut client).await;
+
+        // Once no proof holds it, a parameter set is evicted, and loaded again on demand.
+        let start = Instant::now();
+        let evicted = loop {
+            match client.evict_srs(EvictSrsRequest { circuit_id: "winning-2k".into() }).await {
+                Ok(evicted) => break evicted.into_inner(),
+                Err(_) if start.elapsed() < Duration::from_secs(60) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await
+                }
+                Err(e) => panic!("{e}"),
+            }
+        };
+        assert!(evicted.was_loaded && evicted.freed_bytes > 0);
+        let preloaded = client.preload_srs(PreloadSrsRequest { circuit_id: "winning-post:2KiB".into() }).await.unwrap();
+        assert!(!preloaded.into_inner().already_loaded);
+        alive(&mut client).await;
+
+        // Bad requests, each refused naming the field, the daemon serving on.
+        let mut bad = Vec::new();
+        let mut kind = submit(&window[0], "");
+        kind.proof_kind = 0;
+        bad.push((kind, "proof_kind"));
+        let mut short = submit(&window[0], "");
+        short.randomness.pop();
+        bad.push((short, "randomness"));
+        let mut garbage = submit(&window[0], "");
+        garbage.vanilla_proofs[0] = b"not bincode".to_vec();
+        bad.push((garbage, "vanilla_proofs[0]"));
+        let mut registered = submit(&window[0], "");
+        registered.registered_proof = 99;
+        bad.push((registered, "registered_proof"));
+        let mut porep = submit(&window[0], "");
+        porep.proof_kind = pb::ProofKind::PorepSealCommit as i32;
+        porep.vanilla_proof = b"{\"SectorNum\": 1}".to_vec();
+        bad.push((porep, "vanilla_proof"));
+        let mut priority = submit(&window[0], "");
+        priority.priority = 9;
+        bad.push((priority, "priority"));
+        for (request, field) in bad {
+            let (code, message) = code_of(client.submit_proof(request)).await;
+            assert_eq!(code, Code::InvalidArgument, "{field}: {message}");
+            assert!(message.starts_with(&format!("{field}: ")), "{field}: {message}");
+            alive(&mut client).await;
+        }
+        let (code, message) = code_of(client.prove(ProveRequest { submit: None })).await;
+        assert_eq!((code, message.as_str()), (Code::InvalidArgument, "submit: is missing"));
+
+        // A missing parameter file: the file and how to get it.
+        let mut eight = submit(&fixture.winning_request, "");
+        eight.registered_proof = 1; // WinningPoSt of 8 MiB sectors: no parameters here.
+        let (code, message) = code_of(client.submit_proof(eight)).await;
+        assert_eq!(code, Code::FailedPrecondition, "{message}");
+        assert!(
+            message.contains("v28-proof-of-spacetime-fallback") && message.contains("bellhop params gen"),
+            "{message}"
+        );
+        alive(&mut client).await;
+
+        // A proof that cannot be made fails with the reason: vanilla proofs drawn with other randomness.
+        let mut other = fixture.winning_request.clone();
+        other.randomness[0] ^= 1;
+        let failed = prove(&mut client, &other, "").await;
+        assert_eq!(failed.status, AwaitStatus::Failed as i32);
+        assert!(failed.error_message.contains("do not match their public data"), "{}", failed.error_message);
+
+        // Unknown jobs are not found.
+        let (code, _) = code_of(client.await_proof(AwaitProofRequest { job_id: "nope".into(), timeout_ms: 0 })).await;
+        assert_eq!(code, Code::NotFound);
+        let (code, _) = code_of(client.cancel_proof(CancelProofRequest { job_id: "nope".into() })).await;
+        assert_eq!(code, Code::NotFound);
+        let (code, _) = code_of(client.preload_srs(PreloadSrsRequest { circuit_id: "porep-64g".into() })).await;
+        assert_eq!(code, Code::InvalidArgument);
+
+        for filler in ["filler-1", "filler-2"] {
+            let done = client.await_proof(AwaitProofRequest { job_id: filler.into(), timeout_ms: 0 }).await.unwrap();
+            completed(&done.into_inner());
+        }
+        let status = alive(&mut client).await;
+        assert_eq!((status.total_proofs_completed, status.total_proofs_failed), (3, 1));
+        let metrics = client.get_metrics(GetMetricsRequest {}).await.unwrap().into_inner().prometheus_text;
+        assert!(metrics.contains(r#"bellhop_jobs_total{kind="winning-post",outcome="cancelled"} 1"#), "{metrics}");
+        assert!(metrics.contains(r#"bellhop_jobs_total{kind="winning-post",outcome="failed"} 1"#), "{metrics}");
+    });
+}
+
+#[test]
+fn a_winning_post_submitted_last_passes_a_window_post_backlog() {
+    let fixture = fixture();
+    let daemon = daemon("priority", "127.0.0.1:0", "[daemon]\nsynthesis_workers = 1\n");
+    runtime().block_on(async {
+        let client = connect(&daemon.addr).await.unwrap();
+        let start = Instant::now();
+        let mut tasks = tokio::task::JoinSet::new();
+        let backlog = 6;
+        for i in 0..backlog {
+            let (mut client, request) = (client.clone(), fixture.window_requests[i % 2].clone());
+            tasks.spawn(async move {
+                completed(&prove(&mut client, &request, &format!("window-{i}")).await);
+                (format!("window-{i}"), start.elapsed())
+            });
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let (mut client, winning) = (client.clone(), fixture.winning_request.clone());
+        let submitted = start.elapsed();
+        tasks.spawn(async move {
+            completed(&prove(&mut client, &winning, "winning").await);
+            ("winning".to_string(), start.elapsed())
+        });
+        let mut ends = Vec::new();
+        while let Some(end) = tasks.join_next().await {
+            ends.push(end.unwrap());
+        }
+        ends.sort_by_key(|(_, at)| *at);
+        let order: Vec<&str> = ends.iter().map(|(id, _)| id.as_str()).collect();
+        let winning_at = ends.iter().find(|(id, _)| id == "winning").unwrap().1;
+        eprintln!(
+            "WinningPoSt submitted behind {backlog} WindowPoSt partitions: latency {:.2?}; all done at {:.2?}; order {order:?}",
+            winning_at - submitted,
+            ends.last().unwrap().1
+        );
+        // Only the partitions already synthesized or on the device go before it.
+        let position = order.iter().position(|id| *id == "winning").unwrap();
+        assert!(position <= 3, "{order:?}");
+    });
+}
+
+#[test]
+fn a_panicking_plugin_fails_its_job_and_the_daemon_serves_on() {
+    let fixture = fixture();
+    let backend = built_library("fixture_panicking_backend");
+    let daemon = daemon("panic", "127.0.0.1:0", &format!("[backend]\nplugin = {:?}\n", backend.display().to_string()));
+    runtime().block_on(async {
+        let mut client = connect(&daemon.addr).await.unwrap();
+        for _ in 0..2 {
+            let failed = prove(&mut client, &fixture.window_requests[1], "").await;
+            assert_eq!(failed.status, AwaitStatus::Failed as i32);
+            assert!(failed.error_message.contains("exploded on purpose"), "{}", failed.error_message);
+            assert_eq!(alive(&mut client).await.gpus.len(), 1);
+        }
+    });
+}
+
+#[test]
+fn sigterm_lets_the_running_job_finish_and_exits_0() {
+    let fixture = fixture();
+    let daemon = daemon("sigterm", "127.0.0.1:0", "[daemon]\nshutdown_grace = \"2m\"\n");
+    let addr = daemon.addr.clone();
+    let rt = runtime();
+    let (mut client, job) = rt.block_on(async {
+        let mut client = connect(&addr).await.unwrap();
+        let submit = submit_request(&fixture.winning_request, "last", pb::Priority::Unspecified);
+        let job = client.submit_proof(submit).await.unwrap().into_inner().job_id;
+        wait_until_running(&mut client).await;
+        (client, job)
+    });
+    let waiting = rt.spawn(async move { client.await_proof(AwaitProofRequest { job_id: job, timeout_ms: 0 }).await });
+    std::thread::sleep(Duration::from_millis(100));
+    let exit = daemon.terminate(Duration::from_secs(150));
+    assert!(exit.success(), "{exit:?}");
+    let result = rt.block_on(waiting).unwrap().unwrap().into_inner();
+    let proof = completed(&result).to_vec();
+    assert!(verify::verify(spec(Kind::WinningPost), &fixture.winning, None, &proof).unwrap());
+}
