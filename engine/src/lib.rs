@@ -107,9 +107,8 @@ struct Device {
     index: u32,
     name: String,
     backend_name: String,
-    gpu: bool,
     memory_bytes: u64,
-    backend: Mutex<OpenedBackend>,
+    backend: OpenedBackend,
 }
 
 struct Shared {
@@ -182,7 +181,8 @@ pub struct DeviceStatus {
     pub backend: String,
     /// Its memory (host memory for a CPU backend).
     pub memory_total_bytes: u64,
-    /// Of which free now, where known (host memory for a CPU backend), else 0.
+    /// Of which free now, as the backend reports it (host memory for the CPU backend); 0
+    /// where it reports none.
     pub memory_free_bytes: u64,
     /// The job it is proving a partition of.
     pub current_job: Option<String>,
@@ -207,17 +207,6 @@ fn new_job_id() -> String {
     format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
 }
 
-/// Host memory available now, from /proc/meminfo (0 where unknown).
-fn available_memory() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| {
-            let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(0, |kib| kib * 1024)
-}
-
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
@@ -236,9 +225,8 @@ impl Engine {
             index: config.backend.device,
             name: backend.device.as_ref().map_or_else(|| backend.name.clone(), |d| d.name.to_string()),
             backend_name: backend.name.clone(),
-            gpu: backend.capabilities.contains(Capabilities::GPU),
             memory_bytes: backend.device.as_ref().map_or(0, |d| d.memory_bytes),
-            backend: Mutex::new(backend),
+            backend,
         };
         tracing::info!(
             "engine: strategy {strategy_name}, device {} ({}), {} synthesis workers",
@@ -396,12 +384,13 @@ impl Engine {
             .zip(&state.busy)
             .map(|(device, busy)| {
                 let job = busy.as_ref().and_then(|id| state.jobs.get(id).map(|job| (id.to_string(), job.kind)));
+                let memory = device.backend.memory();
                 DeviceStatus {
                     ordinal: device.index,
                     name: device.name.clone(),
                     backend: device.backend_name.clone(),
-                    memory_total_bytes: device.memory_bytes,
-                    memory_free_bytes: if device.gpu { 0 } else { available_memory() },
+                    memory_total_bytes: memory.map_or(device.memory_bytes, |m| m.total_bytes),
+                    memory_free_bytes: memory.map_or(0, |m| m.free_bytes),
                     current_kind: job.as_ref().map(|(_, kind)| *kind),
                     current_job: job.map(|(id, _)| id),
                 }
@@ -453,11 +442,7 @@ impl Engine {
             self.shared.metrics.params_loaded(&circuit.to_string());
         }
         for device in &self.shared.devices {
-            let mut backend = device
-                .backend
-                .lock()
-                .map_err(|_| Refused::BadParams("an earlier proof on this device panicked".into()))?;
-            backend.keep_bases(&lease.srs).map_err(|e| Refused::BadParams(format!("{e:#}")))?;
+            device.backend.keep_bases(&lease.srs).map_err(|e| Refused::BadParams(format!("{e:#}")))?;
         }
         Ok(Preloaded { already_loaded: took.is_none(), load_time: took.unwrap_or_default() })
     }
@@ -469,10 +454,8 @@ impl Engine {
             return Ok(Evicted { was_loaded: false, freed_bytes: 0 });
         };
         for device in &self.shared.devices {
-            if let Ok(mut backend) = device.backend.lock() {
-                if let Err(e) = backend.release(&srs) {
-                    tracing::warn!("evicting {circuit}: {e:#}");
-                }
+            if let Err(e) = device.backend.release(&srs) {
+                tracing::warn!("evicting {circuit}: {e:#}");
             }
         }
         self.shared.metrics.params_evicted(&circuit.to_string());
@@ -729,23 +712,22 @@ impl Shared {
         let srs = &lease.srs;
         let name = circuit.to_string();
         let blinding = Randomness::Os.blinding(0).map_err(|e| e.to_string())?;
-        let mut backend = self.devices[d].backend.lock().map_err(|_| "an earlier proof on this device panicked")?;
+        let backend = &self.devices[d].backend;
         backend.keep_bases(srs).map_err(|e| format!("{e:#}"))?;
         let proved = catch_unwind(AssertUnwindSafe(|| {
             let public_inputs = prover::public_inputs(&assignment);
             if backend.capabilities.contains(Capabilities::PROVE_BATCH) {
                 prover::check_inputs(srs, &assignment, &name)?;
                 if let Some(mut proofs) =
-                    prover::prove_fused((*backend).as_ref(), srs, &[&assignment], std::slice::from_ref(&blinding))?
+                    prover::prove_fused(backend.as_ref(), srs, &[&assignment], std::slice::from_ref(&blinding))?
                 {
                     dealloc.drop_later(assignment);
                     return Ok((proofs.remove(0), public_inputs));
                 }
             }
-            prover::prove((*backend).as_ref(), srs, assignment, blinding, &name, dealloc)
+            prover::prove(backend.as_ref(), srs, assignment, blinding, &name, dealloc)
         }))
         .map_err(|panic| format!("the backend panicked: {}", panic_message(&*panic)))?;
-        drop(backend);
         let (proof, public_inputs) = proved.map_err(|e| e.to_string())?;
         if self.config.pipeline.verify {
             prover::verify(srs, &proof, &public_inputs, &name).map_err(|e| e.to_string())?;

@@ -3,12 +3,14 @@
 
 use std::{
     path::{Path, PathBuf},
-    sync::Arc,
+    sync::{Arc, Mutex, MutexGuard},
 };
 
 use anyhow::{Context as _, Result};
 use bellhop_circuits::CircuitSpec;
-use bellhop_plugin_api::{backend::Backend, cast_slice, strategy::Strategy, Capabilities, DeviceInfo, OpenRequest};
+use bellhop_plugin_api::{
+    backend::Backend, cast_slice, strategy::Strategy, Capabilities, DeviceInfo, DeviceMemory, OpenRequest,
+};
 
 use crate::{
     config::Config,
@@ -27,7 +29,7 @@ pub struct OpenedBackend {
     pub device: Option<DeviceInfo>,
     /// Parameters whose bases the backend keeps; each is held here until the backend
     /// releases it, which is the promise `keep_bases` makes.
-    kept: Vec<Arc<Srs>>,
+    kept: Mutex<Vec<Arc<Srs>>>,
 }
 
 impl AsRef<dyn Backend> for OpenedBackend {
@@ -46,7 +48,7 @@ fn open_backend_named(spec: &str, config: &Config, plugin_dir: &Path, device: u3
         name: format!("{} ({})", plugin.info.name, plugin.source),
         capabilities: plugin.info.capabilities,
         device: plugin.info.devices.iter().find(|d| d.index == device).cloned(),
-        kept: Vec::new(),
+        kept: Mutex::new(Vec::new()),
     })
 }
 
@@ -71,11 +73,12 @@ impl OpenedBackend {
         }
     }
 
-    /// Lets the backend keep `srs`'s bases until [`OpenedBackend::release`] or the end
-    /// (a GPU backend uploads them once and each proof then uploads only its scalars).
-    /// `srs` is held here until then.
-    pub fn keep_bases(&mut self, srs: &Arc<Srs>) -> Result<()> {
-        if self.kept.iter().any(|kept| Arc::ptr_eq(kept, srs)) {
+    fn kept(&self) -> MutexGuard<'_, Vec<Arc<Srs>>> {
+        self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn keep(&self, kept: &mut Vec<Arc<Srs>>, srs: &Arc<Srs>) -> Result<()> {
+        if kept.iter().any(|k| Arc::ptr_eq(k, srs)) {
             return Ok(());
         }
         let _span = tracing::info_span!("keep_bases").entered();
@@ -85,29 +88,41 @@ impl OpenedBackend {
                 &[cast_slice(&srs.b_g2)],
             )
             .with_context(|| format!("backend {} could not keep the bases of {}", self.name, srs.path.display()))?;
-        self.kept.push(Arc::clone(srs));
+        kept.push(Arc::clone(srs));
         Ok(())
+    }
+
+    /// Lets the backend keep `srs`'s bases until [`OpenedBackend::release`] or the end
+    /// (a GPU backend uploads them once and each proof then uploads only its scalars).
+    /// `srs` is held here until then.
+    pub fn keep_bases(&self, srs: &Arc<Srs>) -> Result<()> {
+        self.keep(&mut self.kept(), srs)
     }
 
     /// Ends the promise for `srs` alone: the ABI releases every kept set at once, so the
     /// others are kept again.
-    pub fn release(&mut self, srs: &Arc<Srs>) -> Result<()> {
-        if !self.kept.iter().any(|kept| Arc::ptr_eq(kept, srs)) {
+    pub fn release(&self, srs: &Arc<Srs>) -> Result<()> {
+        let mut kept = self.kept();
+        if !kept.iter().any(|k| Arc::ptr_eq(k, srs)) {
             return Ok(());
         }
         self.backend.release_bases().with_context(|| format!("backend {} could not release kept bases", self.name))?;
-        let others: Vec<Arc<Srs>> =
-            std::mem::take(&mut self.kept).into_iter().filter(|k| !Arc::ptr_eq(k, srs)).collect();
+        let others: Vec<Arc<Srs>> = std::mem::take(&mut *kept).into_iter().filter(|k| !Arc::ptr_eq(k, srs)).collect();
         for other in &others {
-            self.keep_bases(other)?;
+            self.keep(&mut kept, other)?;
         }
         Ok(())
+    }
+
+    /// The device's memory now, as the backend reports it (ABI 1.3), if it does.
+    pub fn memory(&self) -> Option<DeviceMemory> {
+        self.backend.memory().ok()
     }
 }
 
 impl Drop for OpenedBackend {
     fn drop(&mut self) {
-        if !self.kept.is_empty() {
+        if !self.kept().is_empty() {
             if let Err(e) = self.backend.release_bases() {
                 tracing::warn!("backend {} failed to release kept bases: {e}", self.name);
             }

@@ -27,7 +27,7 @@ use crate::{
     strategy::Assignment,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof},
     version::ABI_VERSION_STRINGS,
-    BuildInfo, Description, OpenRequest, PhaseTiming, PluginError, PluginInfo, PluginKind,
+    BuildInfo, Description, DeviceMemory, OpenRequest, PhaseTiming, PluginError, PluginInfo, PluginKind,
 };
 
 /// Which transform [`Backend::ntt`] applies to a slice of length `n = 2^k`, with `ω` the
@@ -97,6 +97,13 @@ pub trait Backend: Send + Sync {
     ) -> Result<Vec<Proof>, PluginError> {
         let _ = (params, assignments, r, s);
         Err(PluginError::unsupported("prove_batch"))
+    }
+
+    /// ABI 1.3. The opened device's memory now, total and free (for status reports). It
+    /// must answer at once, even while another call is running on the device. The
+    /// default is an [`ErrorKind::UNSUPPORTED`](crate::ErrorKind) error.
+    fn memory(&self) -> Result<DeviceMemory, PluginError> {
+        Err(PluginError::unsupported("memory"))
     }
 }
 
@@ -220,6 +227,11 @@ pub trait BackendObject: Send + Sync {
         let _ = (params, assignments, r, s);
         RErr(PluginError::unsupported("prove_batch"))
     }
+
+    /// See [`Backend::memory`]. ABI 1.3.
+    fn memory(&self) -> RResult<DeviceMemory, PluginError> {
+        RErr(PluginError::unsupported("memory"))
+    }
 }
 
 /// An opened backend as it crosses the ABI.
@@ -276,6 +288,10 @@ impl<T: Backend> BackendObject for Exported<T> {
             self.0.prove_batch(params.as_str(), assignments.as_slice(), r.as_slice(), s.as_slice()).map(RVec::from)
         })
     }
+
+    fn memory(&self) -> RResult<DeviceMemory, PluginError> {
+        guard("memory", || self.0.memory())
+    }
 }
 
 impl Backend for BackendBox {
@@ -314,6 +330,10 @@ impl Backend for BackendBox {
         BackendObject_TO::prove_batch(self, params.into(), assignments.into(), r.into(), s.into())
             .into_result()
             .map(RVec::into_vec)
+    }
+
+    fn memory(&self) -> Result<DeviceMemory, PluginError> {
+        BackendObject_TO::memory(self).into()
     }
 }
 

@@ -130,6 +130,16 @@ impl fmt::Debug for Capabilities {
     }
 }
 
+/// A device's memory now (ABI 1.3, [`Backend::memory`](crate::backend::Backend::memory)).
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceMemory {
+    /// All of it, in bytes.
+    pub total_bytes: u64,
+    /// What is free now, in bytes.
+    pub free_bytes: u64,
+}
+
 /// One device a backend can open.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]

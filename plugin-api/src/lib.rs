@@ -32,8 +32,8 @@ pub use convert::SameLayout;
 pub use convert::{cast, cast_slice, cast_slice_mut, cast_vec};
 pub use error::{ErrorKind, PluginError};
 pub use info::{
-    BuildInfo, Capabilities, Description, DeviceInfo, OpenRequest, PhaseTiming, PluginHeader, PluginInfo, PluginKind,
-    PLUGIN_HEADER_SYMBOL, PLUGIN_MAGIC,
+    BuildInfo, Capabilities, Description, DeviceInfo, DeviceMemory, OpenRequest, PhaseTiming, PluginHeader, PluginInfo,
+    PluginKind, PLUGIN_HEADER_SYMBOL, PLUGIN_MAGIC,
 };
 pub use version::{AbiVersion, ABI_VERSION};
 

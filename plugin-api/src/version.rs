@@ -29,6 +29,8 @@
 //!   bases stay put, so a GPU backend keeps them resident).
 //! - 1.2: `Backend::prove_batch` and [`Capabilities::PROVE_BATCH`](crate::Capabilities):
 //!   whole proofs of a batch in one fused call (supraseal-c2).
+//! - 1.3: `Backend::memory`: the opened device's total and free memory, for the daemon's
+//!   status.
 
 use std::fmt;
 
@@ -45,10 +47,10 @@ pub struct AbiVersion {
 }
 
 /// The ABI version this crate defines.
-pub const ABI_VERSION: AbiVersion = AbiVersion { major: 1, minor: 2 };
+pub const ABI_VERSION: AbiVersion = AbiVersion { major: 1, minor: 3 };
 
 /// [`ABI_VERSION`] as `abi_stable` version strings, for the root modules.
-pub(crate) const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.2.0");
+pub(crate) const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.3.0");
 
 impl AbiVersion {
     /// Whether a plugin built for `self` can be loaded by a host speaking `host`: the same

@@ -17,4 +17,7 @@ fn cpu_plugin_passes_conformance() {
     println!("{report}");
     assert!(report.passed(), "{report}");
     assert!(report.results.len() > 100, "the full kit ran");
+    // ABI 1.3: the host's memory, across the boundary.
+    let memory = backend.memory().unwrap();
+    assert!(memory.total_bytes > 0 && memory.free_bytes > 0 && memory.free_bytes <= memory.total_bytes, "{memory:?}");
 }

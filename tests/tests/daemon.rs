@@ -128,7 +128,8 @@ async fn post_proofs_verify(addr: &str) {
     held.sort();
     assert_eq!(held, ["winning-2k", "wpost-2k"]);
     assert!(status.loaded_srs.iter().all(|s| s.size_bytes > 0));
-    assert!(status.gpus.len() == 1 && status.gpus[0].vram_total_bytes > 0);
+    let device = &status.gpus[0];
+    assert!(status.gpus.len() == 1 && device.vram_free_bytes > 0 && device.vram_free_bytes <= device.vram_total_bytes);
 }
 
 #[test]

@@ -17,7 +17,7 @@ use bellhop_plugin_api::{
     backend::{check_msm_lengths, compute_h_log2, ntt_log2, Backend, BackendPlugin, NttDirection},
     cast, cast_slice, cast_slice_mut, pool,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
-    Capabilities, Description, DeviceInfo, ErrorKind, OpenRequest, PhaseTiming, PluginError,
+    Capabilities, Description, DeviceInfo, DeviceMemory, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
 use blstrs::Scalar;
 
@@ -64,6 +64,23 @@ impl Backend for CpuBackend {
         let (a, b, c) = (cast_slice_mut(a), cast_slice_mut(b), cast_slice_mut(c));
         Ok(self.pool.install(|| self.twiddles.compute_h(a, b, c, log_n)))
     }
+
+    fn memory(&self) -> Result<DeviceMemory, PluginError> {
+        host_memory()
+    }
+}
+
+/// The host's memory: `MemTotal` and `MemAvailable` of /proc/meminfo.
+fn host_memory() -> Result<DeviceMemory, PluginError> {
+    let info = std::fs::read_to_string("/proc/meminfo")
+        .map_err(|e| PluginError::new(ErrorKind::UNSUPPORTED, format!("memory: cannot read /proc/meminfo: {e}")))?;
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|line| line.strip_prefix(name)?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+            .ok_or_else(|| PluginError::new(ErrorKind::UNSUPPORTED, format!("memory: no {name} in /proc/meminfo")))
+    };
+    Ok(DeviceMemory { total_bytes: field("MemTotal:")?, free_bytes: field("MemAvailable:")? })
 }
 
 impl BackendPlugin for CpuBackend {

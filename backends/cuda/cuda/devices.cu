@@ -32,3 +32,15 @@ extern "C" RustError::by_value bellhop_cuda_device_info(size_t index, bellhop_gp
     return RustError{cudaSuccess};
 }
 
+// The GPU's memory now; it takes no lock, so it answers while the GPU is busy.
+extern "C" RustError::by_value bellhop_cuda_device_memory(size_t index, size_t* free, size_t* total)
+{
+    if (index >= ngpus())
+        return RustError{cudaErrorInvalidDevice, "no such GPU"};
+    select_gpu((int)index);
+    cudaError_t error = cudaMemGetInfo(free, total);
+    if (error != cudaSuccess)
+        return RustError{error, "cudaMemGetInfo failed"};
+    return RustError{cudaSuccess};
+}
+

@@ -30,6 +30,7 @@ pub(crate) struct HTimings {
 extern "C" {
     pub(crate) fn bellhop_cuda_device_count() -> usize;
     pub(crate) fn bellhop_cuda_device_info(index: usize, out: *mut GpuInfo) -> Error;
+    pub(crate) fn bellhop_cuda_device_memory(index: usize, free: *mut usize, total: *mut usize) -> Error;
     pub(crate) fn bellhop_cuda_open(device: i32, pinned: bool, out: *mut *mut Context) -> Error;
     pub(crate) fn bellhop_cuda_close(ctx: *mut Context);
     pub(crate) fn bellhop_cuda_msm_g1(

@@ -18,7 +18,7 @@ use std::{marker::PhantomData, ptr::NonNull, time::Duration};
 use bellhop_plugin_api::{
     backend::{check_msm_lengths, compute_h_log2, ntt_log2, Backend, BackendPlugin, NttDirection},
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
-    Capabilities, Description, DeviceInfo, ErrorKind, OpenRequest, PhaseTiming, PluginError,
+    Capabilities, Description, DeviceInfo, DeviceMemory, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
 
 /// A build of the backend: its plugin name and how it moves data across PCIe.
@@ -53,6 +53,7 @@ pub type CudaPinned = CudaBackend<Pinned>;
 /// An opened GPU.
 pub struct CudaBackend<V: Variant> {
     ctx: NonNull<ffi::Context>,
+    device: u32,
     variant: PhantomData<V>,
 }
 
@@ -99,6 +100,15 @@ pub fn gpus() -> Vec<DeviceInfo> {
         .collect()
 }
 
+/// GPU `device`'s memory now, total and free.
+pub fn gpu_memory(device: u32) -> Result<DeviceMemory, PluginError> {
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: both out-pointers are valid and writable; the index is checked on the C side.
+    let error = unsafe { ffi::bellhop_cuda_device_memory(device as usize, &mut free, &mut total) };
+    device_error("memory", error)?;
+    Ok(DeviceMemory { total_bytes: total as u64, free_bytes: free as u64 })
+}
+
 /// Refuses to open GPU `device` for backend `name` unless it exists, with the fix in the message.
 pub fn check_device(name: &str, device: u32) -> Result<(), PluginError> {
     let count = gpus().len();
@@ -143,7 +153,7 @@ impl<V: Variant> CudaBackend<V> {
         device_error("open", unsafe { ffi::bellhop_cuda_open(device as i32, V::PINNED, &mut ctx) })?;
         let ctx = NonNull::new(ctx)
             .ok_or_else(|| PluginError::new(ErrorKind::INTERNAL, "open returned no context and no error"))?;
-        Ok(Self { ctx, variant: PhantomData })
+        Ok(Self { ctx, device, variant: PhantomData })
     }
 }
 
@@ -218,6 +228,10 @@ impl<V: Variant> Backend for CudaBackend<V> {
         // SAFETY: `ctx` is open; the call takes the context's lock.
         unsafe { ffi::bellhop_cuda_release(self.ctx.as_ptr()) };
         Ok(())
+    }
+
+    fn memory(&self) -> Result<DeviceMemory, PluginError> {
+        gpu_memory(self.device)
     }
 }
 

@@ -2,7 +2,10 @@
 
 use bellhop_conformance::{run_suite, seed_from_env, Suite};
 use bellhop_cuda::{gpus, CudaBackend, Variant};
-use bellhop_plugin_api::{backend::BackendPlugin, ErrorKind, OpenRequest};
+use bellhop_plugin_api::{
+    backend::{Backend, BackendPlugin},
+    ErrorKind, OpenRequest,
+};
 
 fn check<V: Variant>() {
     if gpus().is_empty() {
@@ -21,6 +24,8 @@ fn check<V: Variant>() {
         println!("{} {suite:?}:\n{report}", V::NAME);
         assert!(report.passed(), "{} failed {suite:?} conformance:\n{report}", V::NAME);
     }
+    let memory = backend.memory().unwrap();
+    assert!(memory.total_bytes == gpus()[0].memory_bytes && memory.free_bytes <= memory.total_bytes, "{memory:?}");
     let request = OpenRequest { device: gpus().len() as u32, threads: 0, options: "".into() };
     let error = CudaBackend::<V>::open(&request).err().expect("a device past the last must be refused");
     assert_eq!(error.kind, ErrorKind::NO_DEVICE);

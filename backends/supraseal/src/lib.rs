@@ -8,12 +8,12 @@
 use std::sync::{Mutex, PoisonError};
 
 use bellhop_cpu::CpuBackend;
-use bellhop_cuda::{check_device, gpus, refuse_options};
+use bellhop_cuda::{check_device, gpu_memory, gpus, refuse_options};
 use bellhop_plugin_api::{
     backend::{check_prove_batch, Backend, BackendPlugin, NttDirection},
     strategy::{Assignment, Density},
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof},
-    Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
+    Capabilities, Description, DeviceMemory, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
 use supraseal_c2::SRS;
 
@@ -37,6 +37,7 @@ extern "C" {
 /// backend for the primitives.
 pub struct CudaSupraseal {
     cpu: CpuBackend,
+    device: u32,
     srs: Mutex<Option<(String, SRS)>>,
 }
 
@@ -70,6 +71,10 @@ impl CudaSupraseal {
 }
 
 impl Backend for CudaSupraseal {
+    fn memory(&self) -> Result<DeviceMemory, PluginError> {
+        gpu_memory(self.device)
+    }
+
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
         self.cpu.msm_g1(bases, scalars)
     }
@@ -167,6 +172,6 @@ impl BackendPlugin for CudaSupraseal {
     fn open(request: &OpenRequest) -> Result<Self, PluginError> {
         refuse_options(NAME, &request.options)?;
         check_device(NAME, request.device)?;
-        Ok(Self { cpu: CpuBackend::new(request.threads as usize)?, srs: Mutex::new(None) })
+        Ok(Self { cpu: CpuBackend::new(request.threads as usize)?, device: request.device, srs: Mutex::new(None) })
     }
 }
