@@ -17,6 +17,7 @@
 # OpenCL, supraseal-c2 (the bundle's bellperson-peer-* builds).
 # Each stage fits one 10-minute call: run them as two calls with the same WORK directory
 # (kept between the calls) and the second prints the table of both.
+# Stage `daemon`: see below.
 # Results go to $WORK (default: a new temporary directory) and, as results.tgz, to $OUT.
 set -euo pipefail
 bundle="$(cd "${1:-$(dirname "$0")}" && pwd)"
@@ -145,6 +146,18 @@ if [[ " $stages " == *" peers "* ]]; then
     peer bellperson-supraseal "$bundle/bellperson-peer-supraseal"
     peer bellperson-opencl "$bundle/bellperson-peer-opencl"
     peer bellperson-cpu "$bundle/bellperson-peer-opencl" BELLMAN_NO_GPU=1
+fi
+
+# Stage `daemon`: bellhop serve on this machine's GPU (DAEMON_BACKEND, default cuda), driven
+# in Curio's formats at 2 KiB: every kind proved and checked by filecoin-proofs, sustained
+# proofs per minute, a WinningPoSt behind a PoRep backlog, and cuzk-bench against it
+# (scripts/daemon-e2e.sh; its parameters are kept in WORK/filecoin-params).
+if [[ " $stages " == *" daemon "* ]]; then
+    cuzk_bench=""
+    [[ -x "$bundle/cuzk-bench" ]] && cuzk_bench="$bundle/cuzk-bench"
+    BELLHOP="$bh" BACKEND="${DAEMON_BACKEND:-cuda}" PARAMS="$work/filecoin-params" WORK="$work/daemon" \
+        CUZK_BENCH="$cuzk_bench" WORKERS="${WORKERS:-4}" "$bundle/daemon-e2e.sh" || status=1
+    [[ " $stages " == *" ours "* ]] || exit $status
 fi
 
 echo "== summary"

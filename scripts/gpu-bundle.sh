@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds what scripts/gpu-bench.sh runs on the GPU machine (which has no Rust) and copies
 # it into .device-bundle/: the release `bellhop`, every plugin, the CUDA crate's GPU tests,
-# and (unless PEERS=0) bellperson's own provers from peers/ (the OpenCL build, which is
-# also the CPU prover with BELLMAN_NO_GPU=1, and the supraseal-c2 build). The OpenCL
-# crate's tests stay here: each compiles the program afresh, minutes on NVIDIA's driver;
-# `bellhop conformance opencl` checks it there, with the program cache.
+# (unless PEERS=0) bellperson's own provers from peers/ (the OpenCL build, which is also
+# the CPU prover with BELLMAN_NO_GPU=1, and the supraseal-c2 build), and (unless CUZK=0)
+# cuzk's client cuzk-bench. The OpenCL crate's tests stay here: each compiles the program
+# afresh, minutes on NVIDIA's driver; `bellhop conformance opencl` checks it there, with
+# the program cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(scripts/cuda-toolchain.sh)"
@@ -29,6 +30,10 @@ if [[ "${PEERS:-1}" != 0 ]]; then
         cp "peers/target/$feature/release/bellperson-peer" ".device-bundle/bellperson-peer-$feature"
     done
 fi
-cp scripts/gpu-bench.sh scripts/filecoin-e2e.sh .device-bundle/
-strip .device-bundle/bellhop .device-bundle/*-tests .device-bundle/bellperson-peer-* 2>/dev/null || true
+# cuzk's client, for the daemon stage (scripts/cuzk-peer.sh builds it apart; CUZK=0 skips it).
+if [[ "${CUZK:-1}" != 0 ]]; then
+    cp "$(scripts/cuzk-peer.sh)" .device-bundle/cuzk-bench
+fi
+cp scripts/gpu-bench.sh scripts/filecoin-e2e.sh scripts/daemon-e2e.sh .device-bundle/
+strip .device-bundle/bellhop .device-bundle/*-tests .device-bundle/bellperson-peer-* .device-bundle/cuzk-bench 2>/dev/null || true
 du -sh .device-bundle
