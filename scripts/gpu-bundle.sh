@@ -36,4 +36,6 @@ if [[ "${CUZK:-1}" != 0 ]]; then
 fi
 cp scripts/gpu-bench.sh scripts/filecoin-e2e.sh scripts/daemon-e2e.sh .device-bundle/
 strip .device-bundle/bellhop .device-bundle/*-tests .device-bundle/bellperson-peer-* .device-bundle/cuzk-bench 2>/dev/null || true
+# Shared libraries keep their dynamic symbols (the plugin header and root module).
+strip --strip-unneeded .device-bundle/*.so
 du -sh .device-bundle
