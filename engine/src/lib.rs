@@ -4,7 +4,8 @@
 //! (priority, highest first; submission order; partition), so a WinningPoSt submitted
 //! behind a PoRep backlog is proved next. Synthesis workers take partitions from that
 //! queue, each holding the circuit's resident parameter set, and run ahead of the devices
-//! by `[pipeline] lookahead`; each device worker proves the highest synthesized partition,
+//! by `[pipeline] lookahead` (with two workers or more, one is kept free of NORMAL and LOW
+//! work for deadline proofs); each device worker proves the highest synthesized partition,
 //! verifies it and files it with its job. A job ends in exactly one [`Outcome`]; waiters
 //! learn it through [`Engine::wait`], and it is kept for `[daemon] keep_results`.
 
@@ -94,12 +95,20 @@ struct State {
     /// Partitions not yet taken by a synthesis worker.
     pending: BTreeSet<TaskKey>,
     /// Partitions in synthesis now.
-    synthesizing: usize,
+    synthesizing: BTreeSet<TaskKey>,
     /// Synthesized partitions waiting for a device.
     ready: BTreeMap<TaskKey, Synthesized>,
     /// The job each device is proving a partition of.
     busy: Vec<Option<Arc<str>>>,
     ended: [u64; 3],
+}
+
+impl State {
+    /// Partitions in synthesis or synthesized and waiting that rank with `key` or above.
+    fn in_flight_at_or_above(&self, key: &TaskKey) -> usize {
+        let rank = |k: &TaskKey| k.rank <= key.rank;
+        self.synthesizing.iter().filter(|k| rank(k)).count() + self.ready.keys().filter(|k| rank(k)).count()
+    }
 }
 
 /// One device and the backend opened on it.
@@ -120,8 +129,13 @@ struct Shared {
     metrics: Metrics,
     strategy: Box<dyn Strategy>,
     devices: Vec<Device>,
-    /// Partitions that may be in synthesis or synthesized and waiting, at most.
+    /// Partitions that may be in synthesis or synthesized and waiting, at most, counting
+    /// those of the same or higher rank: a partition that outranks everything in flight
+    /// starts at once on an idle worker (synthesis workers, plus `lookahead` waiting per
+    /// device).
     ahead: usize,
+    /// Synthesis workers.
+    workers: usize,
     started: Instant,
 }
 
@@ -242,7 +256,7 @@ impl Engine {
                 next_seq: 0,
                 jobs: HashMap::new(),
                 pending: BTreeSet::new(),
-                synthesizing: 0,
+                synthesizing: BTreeSet::new(),
                 ready: BTreeMap::new(),
                 busy: vec![None; devices.len()],
                 ended: [0; 3],
@@ -251,7 +265,8 @@ impl Engine {
             params: Arc::new(ParamCache::new(config.params.dir.clone())),
             metrics: Metrics::new(),
             strategy,
-            ahead: config.pipeline.lookahead + devices.len(),
+            ahead: config.daemon.synthesis_workers.max(1) + config.pipeline.lookahead * devices.len(),
+            workers: config.daemon.synthesis_workers.max(1),
             devices,
             started: Instant::now(),
             config: config.clone(),
@@ -595,14 +610,18 @@ impl Shared {
                     if state.stopping {
                         return;
                     }
-                    if state.synthesizing + state.ready.len() < self.ahead {
-                        if let Some(key) = state.pending.pop_first() {
-                            break key;
+                    if let Some(first) = state.pending.first() {
+                        // With two workers or more, NORMAL and LOW work leaves one free, so
+                        // that a WinningPoSt or WindowPoSt never waits for a synthesis.
+                        let keep_one = self.workers >= 2 && first.rank.0 < Priority::High;
+                        let worker_free = state.synthesizing.len() + usize::from(keep_one) < self.workers;
+                        if worker_free && state.in_flight_at_or_above(first) < self.ahead {
+                            break state.pending.pop_first().expect("looked at above");
                         }
                     }
                     state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
                 };
-                state.synthesizing += 1;
+                state.synthesizing.insert(key.clone());
                 let job = state.jobs.get_mut(&key.job).expect("queued partitions belong to live jobs");
                 if job.started.is_none() {
                     let now = Instant::now();
@@ -614,7 +633,7 @@ impl Shared {
             let span = tracing::info_span!("synthesis", job = %key.job, partition = key.partition);
             let result = span.in_scope(|| self.synthesize(&circuit, &input, key.partition));
             let mut state = self.lock();
-            state.synthesizing -= 1;
+            state.synthesizing.remove(&key);
             match result {
                 Ok((synthesized, load, took)) => {
                     if let Some(job) = state.jobs.get_mut(&key.job).filter(|job| job.ended.is_none()) {

@@ -180,6 +180,23 @@ async fn a_critical_job_submitted_last_passes_the_backlog() {
 }
 
 #[tokio::test]
+async fn with_two_workers_a_critical_job_waits_for_no_synthesis() {
+    let engine = engine(2, 10.0);
+    let backlog: Vec<String> = (0..3).map(|_| engine.submit(request(LARGE, 4)).unwrap().job_id).collect();
+    until(&engine, "the backlog is synthesizing", |s| s.queues.iter().any(|q| q.in_progress > 0)).await;
+    let critical = engine.submit(JobRequest { priority: Some(Priority::Critical), ..request(SMALL, 1) }).unwrap();
+    let Outcome::Completed { timings: urgent, .. } = outcome(&engine, &critical.job_id).await else { panic!() };
+    let Outcome::Completed { timings: normal, .. } = outcome(&engine, &backlog[0]).await else { panic!() };
+    let one_synthesis = normal.synthesis / 4;
+    eprintln!("critical queue wait {:.2?}; a backlog partition's synthesis {one_synthesis:.2?}", urgent.queue_wait);
+    // One worker is kept for it: it starts before any backlog synthesis could have ended.
+    assert!(urgent.queue_wait < one_synthesis / 2, "{:?} against {one_synthesis:?}", urgent.queue_wait);
+    for id in &backlog[1..] {
+        assert!(matches!(outcome(&engine, id).await, Outcome::Completed { .. }));
+    }
+}
+
+#[tokio::test]
 async fn missing_parameters_are_refused_with_the_file_and_the_fix() {
     let engine = engine(1, 0.0);
     let Err(Refused::MissingParams { path, how, .. }) = engine.submit(request("chain:2048", 1)) else { panic!() };
