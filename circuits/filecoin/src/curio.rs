@@ -274,8 +274,12 @@ fn bytes32(field: &str, bytes: &[u8]) -> Result<[u8; 32], PayloadError> {
 /// randomness and commitments).
 fn field32(field: &str, bytes: &[u8]) -> Result<[u8; 32], PayloadError> {
     let value = bytes32(field, bytes)?;
-    <TreeRHasher as Hasher>::Domain::try_from_bytes(&value)
-        .map_err(|_| bad(field, "is not a BLS12-381 scalar (the top bits of byte 31 must be clear)"))?;
+    if bool::from(blstrs::Scalar::from_bytes_le(&value).is_none()) {
+        return Err(bad(
+            field,
+            "is not a BLS12-381 scalar below the field modulus (Curio clears the top bits of byte 31)",
+        ));
+    }
     Ok(value)
 }
 
