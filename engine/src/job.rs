@@ -4,7 +4,7 @@ use std::{fmt, time::Duration};
 
 use bellhop_circuits::{CircuitSpec, WitnessError};
 use bellhop_filecoin::Kind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// What a job proves, as queues and metrics count it (cuzk's names).
@@ -63,7 +63,7 @@ impl fmt::Display for JobKind {
 }
 
 /// How urgent a job is; higher goes first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Priority {
     /// After everything else.
@@ -121,7 +121,7 @@ impl JobRequest {
 }
 
 /// Where a job's time went.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Timings {
     /// From submission to the start of its first synthesis.
     pub queue_wait: Duration,
@@ -203,6 +203,22 @@ pub enum Refused {
     /// The circuit's parameter file is there but cannot be used.
     #[error("{0}")]
     BadParams(String),
+    /// One partition of the job, with its parameters, needs more memory than the budget.
+    #[error(
+        "{circuit} needs {need} bytes of memory (its parameters and one partition in flight), more than the \
+         [memory] budget of {budget} bytes; raise the budget or prove it on a larger machine"
+    )]
+    TooBig {
+        /// The circuit.
+        circuit: String,
+        /// Bytes it needs.
+        need: u64,
+        /// The budget.
+        budget: u64,
+    },
+    /// The job could not be journaled, so it is not accepted.
+    #[error("the job could not be written to the journal in [daemon] state_dir: {0}")]
+    Storage(String),
     /// The request itself is wrong.
     #[error("{0}")]
     Invalid(String),

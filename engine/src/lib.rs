@@ -5,20 +5,24 @@
 //! behind a PoRep backlog is proved next. Synthesis workers take partitions from that
 //! queue, each holding the circuit's resident parameter set, and run ahead of the devices
 //! by `[pipeline] lookahead` (with two workers or more, one is kept free of NORMAL and LOW
-//! work for deadline proofs); each device worker proves the highest synthesized partition,
-//! verifies it and files it with its job. A job ends in exactly one [`Outcome`]; waiters
-//! learn it through [`Engine::wait`], and it is kept for `[daemon] keep_results`.
+//! work for deadline proofs); a worker per device proves the highest synthesized
+//! partition, verifies it and files it with its job. Parameter sets and partitions in
+//! flight share one memory budget; accepted jobs are journaled, so a restart loses none. A
+//! job ends in exactly one [`Outcome`]; waiters learn it through [`Engine::wait`], and it
+//! is kept for `[daemon] keep_results`.
 
+mod budget;
+mod device;
 mod job;
+mod journal;
 mod metrics;
 mod params;
+mod scheduler;
 
 use std::{
-    cmp::Reverse,
     collections::{BTreeMap, BTreeSet, HashMap},
-    panic::{catch_unwind, AssertUnwindSafe},
     path::Path,
-    sync::{Arc, Condvar, Mutex, MutexGuard},
+    sync::{Arc, Condvar, Mutex},
     thread::JoinHandle,
     time::{Duration, Instant},
 };
@@ -26,15 +30,8 @@ use std::{
 use anyhow::Context as _;
 use bellhop_circuits::CircuitSpec;
 use bellhop_host::{
-    config::Config,
-    dealloc::Dealloc,
-    pipeline::{ProvedJob, Randomness},
-    prover,
-    session::{open_strategy, OpenedBackend},
-};
-use bellhop_plugin_api::{
-    strategy::{Assignment, Job, Strategy},
-    Capabilities,
+    config::{Budget as BudgetConfig, Config},
+    session::open_strategy,
 };
 use serde::Serialize;
 use tokio::sync::watch;
@@ -43,106 +40,18 @@ pub use job::{Cancelled, JobKind, JobRequest, NotFound, Outcome, Priority, Refus
 pub use params::{InUse, ParamStatus};
 
 use crate::{
+    budget::Budget,
+    journal::{Accepted, Journal},
     metrics::{Metrics, Snapshot},
-    params::{Lease, ParamCache},
+    params::ParamCache,
+    scheduler::{JobEntry, Shared, State},
 };
-
-/// A partition's place in the queues: highest priority first, then the older job, then
-/// the lower partition.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct TaskKey {
-    rank: Reverse<Priority>,
-    seq: u64,
-    partition: usize,
-    job: Arc<str>,
-}
-
-/// A synthesized partition waiting for a device.
-struct Synthesized {
-    lease: Lease,
-    assignment: Assignment,
-}
-
-/// A job and its progress.
-struct JobEntry {
-    seq: u64,
-    kind: JobKind,
-    circuit: CircuitSpec,
-    priority: Priority,
-    digest: [u8; 32],
-    input: Arc<Vec<u8>>,
-    partitions: usize,
-    submitted: Instant,
-    started: Option<Instant>,
-    proofs: Vec<Option<Vec<u8>>>,
-    timings: Timings,
-    ended: Option<Instant>,
-    outcome: watch::Sender<Option<Outcome>>,
-}
-
-impl JobEntry {
-    fn rank(&self) -> (Reverse<Priority>, u64) {
-        (Reverse(self.priority), self.seq)
-    }
-}
-
-/// Everything the workers share, under one lock.
-struct State {
-    accepting: bool,
-    stopping: bool,
-    next_seq: u64,
-    jobs: HashMap<Arc<str>, JobEntry>,
-    /// Partitions not yet taken by a synthesis worker.
-    pending: BTreeSet<TaskKey>,
-    /// Partitions in synthesis now.
-    synthesizing: BTreeSet<TaskKey>,
-    /// Synthesized partitions waiting for a device.
-    ready: BTreeMap<TaskKey, Synthesized>,
-    /// The job each device is proving a partition of.
-    busy: Vec<Option<Arc<str>>>,
-    ended: [u64; 3],
-}
-
-impl State {
-    /// Partitions in synthesis or synthesized and waiting that rank with `key` or above.
-    fn in_flight_at_or_above(&self, key: &TaskKey) -> usize {
-        let rank = |k: &TaskKey| k.rank <= key.rank;
-        self.synthesizing.iter().filter(|k| rank(k)).count() + self.ready.keys().filter(|k| rank(k)).count()
-    }
-}
-
-/// One device and the backend opened on it.
-struct Device {
-    index: u32,
-    name: String,
-    backend_name: String,
-    memory_bytes: u64,
-    backend: OpenedBackend,
-}
-
-struct Shared {
-    config: Config,
-    state: Mutex<State>,
-    /// Signalled whenever queues, devices or jobs change.
-    work: Condvar,
-    params: Arc<ParamCache>,
-    metrics: Metrics,
-    strategy: Box<dyn Strategy>,
-    devices: Vec<Device>,
-    /// Partitions that may be in synthesis or synthesized and waiting, at most, counting
-    /// those of the same or higher rank: a partition that outranks everything in flight
-    /// starts at once on an idle worker (synthesis workers, plus `lookahead` waiting per
-    /// device).
-    ahead: usize,
-    /// Synthesis workers.
-    workers: usize,
-    started: Instant,
-}
 
 /// The running engine: its workers run until it is dropped or shut down.
 pub struct Engine {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
+    journal: JournalStatus,
 }
 
 /// What `preload` did.
@@ -174,6 +83,8 @@ pub struct Status {
     pub devices: Vec<DeviceStatus>,
     /// Resident parameter sets.
     pub params: Vec<ParamStatus>,
+    /// The memory budget and the process's memory.
+    pub memory: MemoryStatus,
     /// Jobs per kind.
     pub queues: Vec<QueueStatus>,
     /// Jobs completed since start.
@@ -182,13 +93,17 @@ pub struct Status {
     pub failed: u64,
     /// Jobs cancelled since start.
     pub cancelled: u64,
+    /// What the journal gave back at start.
+    pub journal: JournalStatus,
 }
 
 /// One device.
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceStatus {
-    /// Its index.
+    /// Its place in `[backend] devices`.
     pub ordinal: u32,
+    /// The index its backend was opened with.
+    pub index: u32,
     /// Its name as the backend describes it.
     pub name: String,
     /// The backend opened on it.
@@ -198,10 +113,29 @@ pub struct DeviceStatus {
     /// Of which free now, as the backend reports it (host memory for the CPU backend); 0
     /// where it reports none.
     pub memory_free_bytes: u64,
+    /// Why it is down (it failed to open, or failed a proof), if it is.
+    pub down: Option<String>,
+    /// Partitions it proved since start.
+    pub proved: u64,
     /// The job it is proving a partition of.
     pub current_job: Option<String>,
     /// That job's kind.
     pub current_kind: Option<JobKind>,
+}
+
+/// The memory budget and what the process holds.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct MemoryStatus {
+    /// `[memory] budget`, in bytes.
+    pub budget_bytes: u64,
+    /// Reserved now by resident parameter sets and partitions in flight.
+    pub reserved_bytes: u64,
+    /// The most ever reserved.
+    pub peak_reserved_bytes: u64,
+    /// The process's resident memory now (0 where unknown).
+    pub rss_bytes: u64,
+    /// Its peak resident memory (0 where unknown).
+    pub peak_rss_bytes: u64,
 }
 
 /// Jobs of one kind.
@@ -215,40 +149,72 @@ pub struct QueueStatus {
     pub in_progress: usize,
 }
 
+/// The journal as it was read back at start.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct JournalStatus {
+    /// `[daemon] state_dir`.
+    pub state_dir: String,
+    /// Jobs queued again (not ended before the restart).
+    pub requeued: usize,
+    /// Ended jobs kept for `AwaitProof`.
+    pub kept: usize,
+    /// Damaged entries, reported and skipped.
+    pub damaged: Vec<String>,
+}
+
 fn new_job_id() -> String {
     let bits: u128 = rand::random();
     let hex = format!("{bits:032x}");
     format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
+/// A `/proc` field in kB, in bytes (0 where unknown).
+fn proc_kib(file: &str, field: &str) -> u64 {
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| {
+            let value = text.lines().find_map(|line| line.strip_prefix(field))?;
+            value.trim().trim_end_matches("kB").trim().parse::<u64>().ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// `[memory] budget` in bytes.
+fn budget_bytes(config: &Config) -> anyhow::Result<u64> {
+    match config.memory.budget {
+        BudgetConfig::Bytes(bytes) => Ok(bytes),
+        BudgetConfig::Auto => {
+            let total = proc_kib("/proc/meminfo", "MemTotal:");
+            let margin = config.memory.safety_margin;
+            anyhow::ensure!(
+                total > margin,
+                "[memory] budget = \"auto\" needs the machine's memory ({total} bytes by /proc/meminfo) to exceed \
+                 [memory] safety_margin ({margin} bytes); set budget to a size"
+            );
+            Ok(total - margin)
+        }
+    }
 }
 
 impl Engine {
-    /// Opens the configured strategy and backend (on `[backend] device`) and starts
-    /// `[daemon] synthesis_workers` synthesis workers and a worker per device.
+    /// Opens the configured strategy and the backend on each device, reads the journal
+    /// back (queueing again the jobs it holds that had not ended), and starts `[daemon]
+    /// synthesis_workers` synthesis workers and a worker per device that opened.
     pub fn start(config: &Config, plugin_dir: &Path) -> anyhow::Result<Self> {
         let (strategy, strategy_name) = open_strategy(config, plugin_dir)?;
-        let backend = OpenedBackend::open(config, plugin_dir, config.backend.device)?;
-        let device = Device {
-            index: config.backend.device,
-            name: backend.device.as_ref().map_or_else(|| backend.name.clone(), |d| d.name.to_string()),
-            backend_name: backend.name.clone(),
-            memory_bytes: backend.device.as_ref().map_or(0, |d| d.memory_bytes),
-            backend,
-        };
+        let devices = device::open_all(config, plugin_dir)?;
+        let budget = Budget::new(budget_bytes(config)?);
+        let state_dir = &config.daemon.state_dir;
+        let (journal, recovered, damaged) = Journal::open(state_dir, config.daemon.keep_results)
+            .with_context(|| format!("opening the journal in [daemon] state_dir {}", state_dir.display()))?;
         tracing::info!(
-            "engine: strategy {strategy_name}, device {} ({}), {} synthesis workers",
-            device.index,
-            device.name,
-            config.daemon.synthesis_workers
+            "engine: strategy {strategy_name}; {} device(s); {} synthesis workers; memory budget {} MiB; journal {}",
+            devices.len(),
+            config.daemon.synthesis_workers,
+            budget.limit() >> 20,
+            state_dir.display()
         );
-        let devices = vec![device];
+        let workers = config.daemon.synthesis_workers.max(1);
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 accepting: true,
@@ -259,22 +225,33 @@ impl Engine {
                 synthesizing: BTreeSet::new(),
                 ready: BTreeMap::new(),
                 busy: vec![None; devices.len()],
+                down: devices.iter().map(|d| d.backend.as_ref().err().cloned()).collect(),
+                proved: vec![0; devices.len()],
                 ended: [0; 3],
             }),
             work: Condvar::new(),
-            params: Arc::new(ParamCache::new(config.params.dir.clone())),
+            params: Arc::new(ParamCache::new(config.params.dir.clone(), config.memory.eviction_min_idle)),
+            budget,
+            journal: Mutex::new(journal),
             metrics: Metrics::new(),
             strategy,
-            ahead: config.daemon.synthesis_workers.max(1) + config.pipeline.lookahead * devices.len(),
-            workers: config.daemon.synthesis_workers.max(1),
+            ahead: workers + config.pipeline.lookahead * devices.len(),
+            workers,
             devices,
             started: Instant::now(),
             config: config.clone(),
         });
-        let mut workers = Vec::new();
-        for n in 0..config.daemon.synthesis_workers.max(1) {
+        let journal = JournalStatus {
+            state_dir: state_dir.display().to_string(),
+            requeued: recovered.iter().filter(|r| r.ended.is_none()).count(),
+            kept: recovered.iter().filter(|r| r.ended.is_some()).count(),
+            damaged,
+        };
+        shared.recover(recovered);
+        let mut threads = Vec::new();
+        for n in 0..workers {
             let shared = Arc::clone(&shared);
-            workers.push(
+            threads.push(
                 std::thread::Builder::new()
                     .name(format!("bellhop-synthesis-{n}"))
                     .spawn(move || shared.synthesis_worker())
@@ -283,18 +260,18 @@ impl Engine {
         }
         for d in 0..shared.devices.len() {
             let shared = Arc::clone(&shared);
-            workers.push(
+            threads.push(
                 std::thread::Builder::new()
                     .name(format!("bellhop-device-{d}"))
                     .spawn(move || shared.device_worker(d))
                     .context("starting a device worker")?,
             );
         }
-        Ok(Self { shared, workers })
+        Ok(Self { shared, workers: threads, journal })
     }
 
-    /// Queues every partition of `request`. A request id that names a job submitted
-    /// before is that job if the payload is the same, an error if not.
+    /// Queues every partition of `request`, once it is journaled. A request id that
+    /// names a job submitted before is that job if the payload is the same, an error if not.
     pub fn submit(&self, request: JobRequest) -> Result<Submitted, Refused> {
         let shared = &self.shared;
         if request.partitions == 0 {
@@ -316,42 +293,40 @@ impl Engine {
             }
             return Ok(Submitted {
                 job_id: id.to_string(),
-                queue_position: queue_position(&state, job),
-                assigned_device: shared.assigned_device(),
+                queue_position: state.queue_position(job),
+                assigned_device: shared.assigned_device(&state),
                 existing: true,
             });
         }
         shared.check_params(&request.circuit)?;
         let kind = JobKind::of(&request.circuit);
         let priority = request.priority.unwrap_or_else(|| Priority::default_for(kind));
+        let accepted = Accepted {
+            id: id.to_string(),
+            circuit: request.circuit.to_string(),
+            partitions: request.partitions,
+            priority,
+            digest: digest.iter().map(|b| format!("{b:02x}")).collect(),
+            at_ms: Journal::stamp(),
+        };
+        shared
+            .journal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .accept(&accepted, &request.input)
+            .map_err(|e| Refused::Storage(e.to_string()))?;
         let seq = state.next_seq;
         state.next_seq += 1;
-        let entry = JobEntry {
-            seq,
-            kind,
-            circuit: request.circuit,
-            priority,
-            digest,
-            input: Arc::new(request.input),
-            partitions: request.partitions,
-            submitted: Instant::now(),
-            started: None,
-            proofs: vec![None; request.partitions],
-            timings: Timings::default(),
-            ended: None,
-            outcome: watch::Sender::new(None),
-        };
-        for partition in 0..request.partitions {
-            state.pending.insert(TaskKey { rank: Reverse(priority), seq, partition, job: Arc::clone(&id) });
-        }
-        let queue_position = queue_position(&state, &entry);
-        tracing::info!(job = %id, %kind, circuit = %entry.circuit, partitions = entry.partitions, ?priority, "accepted");
+        let entry = JobEntry::new(seq, request.circuit, priority, digest, request.input, request.partitions);
+        entry.queue(&id, &mut state.pending);
+        let queue_position = state.queue_position(&entry);
+        tracing::info!(job = %id, %kind, circuit = %entry.circuit, partitions = request.partitions, ?priority, "accepted");
         state.jobs.insert(Arc::clone(&id), entry);
         shared.work.notify_all();
         Ok(Submitted {
             job_id: id.to_string(),
             queue_position,
-            assigned_device: shared.assigned_device(),
+            assigned_device: shared.assigned_device(&state),
             existing: false,
         })
     }
@@ -378,12 +353,11 @@ impl Engine {
     /// ended already is left as it is.
     pub fn cancel(&self, job_id: &str) -> Result<Cancelled, NotFound> {
         let mut state = self.shared.lock();
-        let job = state.jobs.get(job_id).ok_or_else(|| NotFound(job_id.to_string()))?;
+        let (id, job) = state.jobs.get_key_value(job_id).ok_or_else(|| NotFound(job_id.to_string()))?;
         if job.ended.is_some() {
             return Ok(Cancelled { was_running: false });
         }
-        let was_running = job.started.is_some();
-        let id = Arc::clone(state.jobs.get_key_value(job_id).expect("found above").0);
+        let (id, was_running) = (Arc::clone(id), job.started.is_some());
         self.shared.end(&mut state, &id, Outcome::Cancelled);
         Ok(Cancelled { was_running })
     }
@@ -396,16 +370,20 @@ impl Engine {
         let devices = shared
             .devices
             .iter()
-            .zip(&state.busy)
-            .map(|(device, busy)| {
-                let job = busy.as_ref().and_then(|id| state.jobs.get(id).map(|job| (id.to_string(), job.kind)));
-                let memory = device.backend.memory();
+            .map(|device| {
+                let d = device.ordinal;
+                let job =
+                    state.busy[d].as_ref().and_then(|id| state.jobs.get(id).map(|job| (id.to_string(), job.kind)));
+                let memory = device.memory();
                 DeviceStatus {
-                    ordinal: device.index,
+                    ordinal: d as u32,
+                    index: device.index,
                     name: device.name.clone(),
                     backend: device.backend_name.clone(),
                     memory_total_bytes: memory.map_or(device.memory_bytes, |m| m.total_bytes),
                     memory_free_bytes: memory.map_or(0, |m| m.free_bytes),
+                    down: state.down[d].clone(),
+                    proved: state.proved[d],
                     current_kind: job.as_ref().map(|(_, kind)| *kind),
                     current_job: job.map(|(id, _)| id),
                 }
@@ -419,45 +397,66 @@ impl Engine {
                 QueueStatus { kind, pending: waiting.len(), in_progress: started.len() }
             })
             .collect();
+        let usage = shared.budget.usage();
+        let memory = MemoryStatus {
+            budget_bytes: shared.budget.limit(),
+            reserved_bytes: usage.reserved,
+            peak_reserved_bytes: usage.peak,
+            rss_bytes: proc_kib("/proc/self/status", "VmRSS:"),
+            peak_rss_bytes: proc_kib("/proc/self/status", "VmHWM:"),
+        };
         let [completed, failed, cancelled] = state.ended;
         Status {
             uptime_seconds: shared.started.elapsed().as_secs(),
             accepting: state.accepting,
             devices,
             params: shared.params.status(),
+            memory,
             queues,
             completed,
             failed,
             cancelled,
+            journal: self.journal.clone(),
         }
     }
 
     /// The Prometheus text exposition of the engine's metrics.
     pub fn metrics(&self) -> String {
         let status = self.status();
+        let pending = {
+            let state = self.shared.lock();
+            let mut pending = HashMap::<JobKind, usize>::new();
+            for key in &state.pending {
+                if let Some(job) = state.jobs.get(&key.job) {
+                    *pending.entry(job.kind).or_default() += 1;
+                }
+            }
+            pending
+        };
         let snapshot = Snapshot {
-            queues: status.queues.iter().map(|q| (q.kind, self.pending_partitions(q.kind), q.in_progress)).collect(),
+            queues: status
+                .queues
+                .iter()
+                .map(|q| (q.kind, pending.get(&q.kind).copied().unwrap_or(0), q.in_progress))
+                .collect(),
             resident: status.params.iter().map(|p| (p.circuit.clone(), p.bytes)).collect(),
-            devices: status.devices.iter().map(|d| (d.ordinal, d.current_job.is_some())).collect(),
+            devices: status.devices.iter().map(|d| (d.ordinal, d.current_job.is_some(), d.down.is_none())).collect(),
+            memory: status.memory,
             uptime: self.shared.started.elapsed(),
         };
         self.shared.metrics.text(snapshot)
     }
 
-    fn pending_partitions(&self, kind: JobKind) -> usize {
-        let state = self.shared.lock();
-        state.pending.iter().filter(|key| state.jobs.get(&key.job).is_some_and(|j| j.kind == kind)).count()
-    }
-
     /// Loads the parameters of `circuit` and lets every device keep their bases.
     pub fn preload(&self, circuit: &CircuitSpec) -> Result<Preloaded, Refused> {
         self.shared.check_params(circuit)?;
-        let (lease, took) = self.shared.params.acquire(circuit).map_err(Refused::BadParams)?;
+        let (lease, took) =
+            self.shared.params.acquire(circuit, |bytes| self.shared.reserve(bytes)).map_err(Refused::BadParams)?;
         if took.is_some() {
             self.shared.metrics.params_loaded(&circuit.to_string());
         }
-        for device in &self.shared.devices {
-            device.backend.keep_bases(&lease.srs).map_err(|e| Refused::BadParams(format!("{e:#}")))?;
+        for device in self.shared.devices.iter().filter(|d| d.backend.is_ok()) {
+            device.keep(&lease.srs).map_err(|e| Refused::BadParams(format!("{e:#}")))?;
         }
         Ok(Preloaded { already_loaded: took.is_none(), load_time: took.unwrap_or_default() })
     }
@@ -465,42 +464,34 @@ impl Engine {
     /// Drops the parameters of `circuit` from memory (and the devices), unless a
     /// partition is using them.
     pub fn evict(&self, circuit: &CircuitSpec) -> Result<Evicted, InUse> {
-        let Some((srs, bytes)) = self.shared.params.evict(circuit)? else {
+        let Some(dropped) = self.shared.params.evict(circuit)? else {
             return Ok(Evicted { was_loaded: false, freed_bytes: 0 });
         };
-        for device in &self.shared.devices {
-            if let Err(e) = device.backend.release(&srs) {
-                tracing::warn!("evicting {circuit}: {e:#}");
-            }
-        }
-        self.shared.metrics.params_evicted(&circuit.to_string());
-        tracing::info!("evicted the parameters of {circuit} ({bytes} bytes)");
-        Ok(Evicted { was_loaded: true, freed_bytes: bytes })
+        let freed_bytes = dropped.bytes;
+        self.shared.release(dropped);
+        Ok(Evicted { was_loaded: true, freed_bytes })
     }
 
-    /// Stops taking jobs, fails those that have not started, and waits up to `grace` for
-    /// the started ones to end; then stops the workers. Returns whether every started job
-    /// ended in time.
+    /// Stops taking jobs and waits up to `grace` for the started ones to end; then stops
+    /// the workers. Jobs not started stay in the journal and run after a restart. Returns
+    /// whether every started job ended in time.
     pub fn shutdown(&self, grace: Duration) -> bool {
         let shared = &self.shared;
         let deadline = Instant::now() + grace;
         let mut state = shared.lock();
         state.accepting = false;
-        let unstarted: Vec<Arc<str>> = state
-            .jobs
+        // Partitions not started wait for the restart.
+        let unstarted: Vec<_> = state
+            .pending
             .iter()
-            .filter(|(_, job)| job.started.is_none() && job.ended.is_none())
-            .map(|(id, _)| Arc::clone(id))
+            .filter(|key| state.jobs.get(&key.job).is_some_and(|job| job.started.is_none()))
+            .cloned()
             .collect();
-        for id in unstarted {
-            shared.end(
-                &mut state,
-                &id,
-                Outcome::Failed("the daemon shut down before this job started; submit it again".into()),
-            );
+        for key in unstarted {
+            state.pending.remove(&key);
         }
         loop {
-            let running = state.jobs.values().filter(|job| job.ended.is_none()).count();
+            let running = state.jobs.values().filter(|job| job.ended.is_none() && job.started.is_some()).count();
             let now = Instant::now();
             if running == 0 || now >= deadline {
                 if running > 0 {
@@ -517,252 +508,97 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        self.shared.lock().stopping = true;
+        let idle = {
+            let mut state = self.shared.lock();
+            state.stopping = true;
+            state.synthesizing.is_empty() && state.busy.iter().all(Option::is_none)
+        };
         self.shared.work.notify_all();
-        // Workers in the middle of a proof are not waited for.
-        for worker in self.workers.drain(..) {
-            if worker.is_finished() {
+        // Idle workers stop at once and are joined, which closes the journal; workers in
+        // the middle of a partition are not waited for.
+        if idle {
+            for worker in self.workers.drain(..) {
                 let _ = worker.join();
             }
         }
     }
 }
 
-/// Jobs that will be served before `job`: those not ended that rank higher.
-fn queue_position(state: &State, job: &JobEntry) -> u32 {
-    state.jobs.values().filter(|other| other.ended.is_none() && other.rank() < job.rank()).count() as u32
-}
-
-fn missing_params_hint(circuit: &CircuitSpec) -> String {
-    if circuit.reads_input() {
-        format!(
-            "fetch Filecoin's published parameter files into [params] dir (as filecoin-proofs' paramfetch or \
-             `curio fetch-params` do), or for testing generate insecure ones with `bellhop params gen {circuit}`"
-        )
-    } else {
-        format!("generate them with `bellhop params gen {circuit}`")
+impl JobEntry {
+    fn new(
+        seq: u64,
+        circuit: CircuitSpec,
+        priority: Priority,
+        digest: [u8; 32],
+        input: Vec<u8>,
+        partitions: usize,
+    ) -> Self {
+        JobEntry {
+            seq,
+            kind: JobKind::of(&circuit),
+            circuit,
+            priority,
+            digest,
+            input: Arc::new(input),
+            submitted: Instant::now(),
+            started: None,
+            proofs: vec![None; partitions],
+            retries: 0,
+            timings: Timings::default(),
+            ended: None,
+            outcome: watch::Sender::new(None),
+        }
     }
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Refuses a circuit whose parameter file is not there, saying how to get it.
-    fn check_params(&self, circuit: &CircuitSpec) -> Result<(), Refused> {
-        let path = self.params.path(circuit).map_err(Refused::Invalid)?;
-        if path.exists() {
-            return Ok(());
-        }
-        Err(Refused::MissingParams {
-            circuit: circuit.to_string(),
-            path: path.display().to_string(),
-            how: missing_params_hint(circuit),
-        })
-    }
-
-    fn assigned_device(&self) -> Option<u32> {
-        match self.devices.as_slice() {
-            [only] => Some(only.index),
-            _ => None,
-        }
-    }
-
-    /// Forgets jobs that ended longer ago than results are kept.
-    fn sweep(&self, state: &mut State) {
-        let keep = self.config.daemon.keep_results;
-        state.jobs.retain(|_, job| job.ended.is_none_or(|ended| ended.elapsed() < keep));
-    }
-
-    /// Ends job `id` with `outcome`: its queued and synthesized partitions are dropped,
-    /// waiters are told, and it is counted.
-    fn end(&self, state: &mut State, id: &Arc<str>, outcome: Outcome) {
-        let Some(job) = state.jobs.get_mut(id) else { return };
-        if job.ended.is_some() {
-            return;
-        }
-        job.ended = Some(Instant::now());
-        let kind = job.kind;
-        match &outcome {
-            Outcome::Completed { .. } => state.ended[0] += 1,
-            Outcome::Failed(why) => {
-                tracing::warn!(job = %id, "failed: {why}");
-                state.ended[1] += 1;
+    /// Takes back the jobs the journal held: those that ended are kept as they ended,
+    /// the others are queued again (their inputs read back; a lost one fails the job).
+    fn recover(&self, recovered: Vec<journal::Recovered>) {
+        let mut state = self.lock();
+        for job in recovered {
+            let accepted = job.accepted;
+            let circuit = match accepted.circuit.parse::<CircuitSpec>() {
+                Ok(circuit) => circuit,
+                Err(e) => {
+                    tracing::warn!("journal: job {} names no circuit ({e}); skipped", accepted.id);
+                    continue;
+                }
+            };
+            let mut digest = [0u8; 32];
+            for (i, byte) in digest.iter_mut().enumerate() {
+                *byte = u8::from_str_radix(accepted.digest.get(2 * i..2 * i + 2).unwrap_or("00"), 16).unwrap_or(0);
             }
-            Outcome::Cancelled => state.ended[2] += 1,
+            let seq = state.next_seq;
+            state.next_seq += 1;
+            let id: Arc<str> = accepted.id.as_str().into();
+            let mut entry = JobEntry::new(
+                seq,
+                circuit,
+                accepted.priority,
+                digest,
+                job.input.clone().unwrap_or_default(),
+                accepted.partitions,
+            );
+            match (job.ended, job.input) {
+                (Some((outcome, age)), _) => {
+                    entry.ended = Some(Instant::now().checked_sub(age).unwrap_or_else(Instant::now));
+                    entry.proofs.clear();
+                    entry.outcome.send_replace(Some(outcome));
+                    state.jobs.insert(id, entry);
+                }
+                (None, Some(_)) => {
+                    tracing::info!(job = %id, %circuit, "journal: queued again after a restart");
+                    entry.queue(&id, &mut state.pending);
+                    state.jobs.insert(id, entry);
+                }
+                (None, None) => {
+                    state.jobs.insert(Arc::clone(&id), entry);
+                    let why = "its input was lost from [daemon] state_dir before it ran; submit it again";
+                    self.end(&mut state, &id, Outcome::Failed(why.into()));
+                }
+            }
         }
-        self.metrics.job_ended(kind, &outcome);
-        tracing::info!(job = %id, %kind, outcome = outcome.name(), "ended");
-        let job = state.jobs.get_mut(id).expect("looked up above");
-        job.proofs.clear();
-        job.outcome.send_replace(Some(outcome));
-        state.pending.retain(|key| key.job != *id);
-        state.ready.retain(|key, _| key.job != *id);
         self.work.notify_all();
-    }
-
-    fn synthesis_worker(&self) {
-        loop {
-            let (key, circuit, input) = {
-                let mut state = self.lock();
-                let key = loop {
-                    if state.stopping {
-                        return;
-                    }
-                    if let Some(first) = state.pending.first() {
-                        // With two workers or more, NORMAL and LOW work leaves one free, so
-                        // that a WinningPoSt or WindowPoSt never waits for a synthesis.
-                        let keep_one = self.workers >= 2 && first.rank.0 < Priority::High;
-                        let worker_free = state.synthesizing.len() + usize::from(keep_one) < self.workers;
-                        if worker_free && state.in_flight_at_or_above(first) < self.ahead {
-                            break state.pending.pop_first().expect("looked at above");
-                        }
-                    }
-                    state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
-                };
-                state.synthesizing.insert(key.clone());
-                let job = state.jobs.get_mut(&key.job).expect("queued partitions belong to live jobs");
-                if job.started.is_none() {
-                    let now = Instant::now();
-                    job.started = Some(now);
-                    job.timings.queue_wait = now - job.submitted;
-                }
-                (key, job.circuit, Arc::clone(&job.input))
-            };
-            let span = tracing::info_span!("synthesis", job = %key.job, partition = key.partition);
-            let result = span.in_scope(|| self.synthesize(&circuit, &input, key.partition));
-            let mut state = self.lock();
-            state.synthesizing.remove(&key);
-            match result {
-                Ok((synthesized, load, took)) => {
-                    if let Some(job) = state.jobs.get_mut(&key.job).filter(|job| job.ended.is_none()) {
-                        job.timings.params_load += load;
-                        job.timings.synthesis += took;
-                        state.ready.insert(key, synthesized);
-                    }
-                }
-                Err(why) => {
-                    let why = format!("partition {} of {circuit}: {why}", key.partition);
-                    self.end(&mut state, &key.job, Outcome::Failed(why));
-                }
-            }
-            self.work.notify_all();
-        }
-    }
-
-    /// Synthesizes partition `partition` of `input`, holding the circuit's parameters;
-    /// returns it with the time spent loading parameters and synthesizing.
-    fn synthesize(
-        &self,
-        circuit: &CircuitSpec,
-        input: &[u8],
-        partition: usize,
-    ) -> Result<(Synthesized, Duration, Duration), String> {
-        let (lease, loaded) = self.params.acquire(circuit).map_err(|e| format!("its parameters: {e}"))?;
-        if loaded.is_some() {
-            self.metrics.params_loaded(&circuit.to_string());
-        }
-        let start = Instant::now();
-        let job = Job { circuit: circuit.to_string().into(), seed: partition as u64, input: input.to_vec().into() };
-        let synthesis = catch_unwind(AssertUnwindSafe(|| self.strategy.synthesize(std::slice::from_ref(&job))))
-            .map_err(|panic| format!("the strategy panicked: {}", panic_message(&*panic)))?
-            .map_err(|e| format!("synthesis failed: {e}"))?;
-        for warning in &synthesis.warnings {
-            tracing::warn!("strategy: {warning}");
-        }
-        let took = start.elapsed();
-        let [assignment]: [Assignment; 1] = synthesis
-            .assignments
-            .try_into()
-            .map_err(|a: Vec<Assignment>| format!("the strategy returned {} assignments for one job", a.len()))?;
-        Ok((Synthesized { lease, assignment }, loaded.unwrap_or_default(), took))
-    }
-
-    fn device_worker(&self, d: usize) {
-        let dealloc = Dealloc::new();
-        loop {
-            let (key, synthesized, circuit) = {
-                let mut state = self.lock();
-                let (key, synthesized) = loop {
-                    if state.stopping {
-                        return;
-                    }
-                    if let Some(entry) = state.ready.pop_first() {
-                        break entry;
-                    }
-                    state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
-                };
-                state.busy[d] = Some(Arc::clone(&key.job));
-                let circuit =
-                    state.jobs.get(&key.job).map(|job| job.circuit).expect("ready partitions belong to live jobs");
-                // Room for one more synthesis.
-                self.work.notify_all();
-                (key, synthesized, circuit)
-            };
-            let start = Instant::now();
-            let span = tracing::info_span!("prove", job = %key.job, partition = key.partition, device = d);
-            let result = span.in_scope(|| self.prove(d, &circuit, synthesized, key.partition, &dealloc));
-            let took = start.elapsed();
-            let mut state = self.lock();
-            state.busy[d] = None;
-            match result {
-                Ok(proof) => self.file_proof(&mut state, &key, proof, took),
-                Err(why) => {
-                    let why = format!("partition {} of {circuit}: {why}", key.partition);
-                    self.end(&mut state, &key.job, Outcome::Failed(why));
-                }
-            }
-            self.work.notify_all();
-        }
-    }
-
-    /// Proves a synthesized partition on device `d` and verifies it (unless `[pipeline]
-    /// verify` is off); returns its 192 bytes.
-    fn prove(
-        &self,
-        d: usize,
-        circuit: &CircuitSpec,
-        synthesized: Synthesized,
-        partition: usize,
-        dealloc: &Dealloc,
-    ) -> Result<Vec<u8>, String> {
-        let Synthesized { lease, assignment } = synthesized;
-        let srs = &lease.srs;
-        let name = circuit.to_string();
-        let blinding = Randomness::Os.blinding(0).map_err(|e| e.to_string())?;
-        let backend = &self.devices[d].backend;
-        backend.keep_bases(srs).map_err(|e| format!("{e:#}"))?;
-        let proved = catch_unwind(AssertUnwindSafe(|| {
-            let public_inputs = prover::public_inputs(&assignment);
-            if backend.capabilities.contains(Capabilities::PROVE_BATCH) {
-                prover::check_inputs(srs, &assignment, &name)?;
-                if let Some(mut proofs) =
-                    prover::prove_fused(backend.as_ref(), srs, &[&assignment], std::slice::from_ref(&blinding))?
-                {
-                    dealloc.drop_later(assignment);
-                    return Ok((proofs.remove(0), public_inputs));
-                }
-            }
-            prover::prove(backend.as_ref(), srs, assignment, blinding, &name, dealloc)
-        }))
-        .map_err(|panic| format!("the backend panicked: {}", panic_message(&*panic)))?;
-        let (proof, public_inputs) = proved.map_err(|e| e.to_string())?;
-        if self.config.pipeline.verify {
-            prover::verify(srs, &proof, &public_inputs, &name).map_err(|e| e.to_string())?;
-        }
-        Ok(ProvedJob { index: partition, circuit: name, proof, public_inputs }.proof_bytes())
-    }
-
-    /// Files a partition's proof with its job, and completes the job with its last one.
-    fn file_proof(&self, state: &mut State, key: &TaskKey, proof: Vec<u8>, took: Duration) {
-        let Some(job) = state.jobs.get_mut(&key.job).filter(|job| job.ended.is_none()) else { return };
-        job.timings.proving += took;
-        job.proofs[key.partition] = Some(proof);
-        if job.proofs.iter().all(Option::is_some) {
-            let proof = job.proofs.iter().flatten().flatten().copied().collect();
-            let timings = Timings { total: job.submitted.elapsed(), ..job.timings };
-            self.end(state, &key.job, Outcome::Completed { proof, timings });
-        }
     }
 }

@@ -14,7 +14,7 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use crate::{job::Timings, JobKind, Outcome};
+use crate::{job::Timings, JobKind, MemoryStatus, Outcome};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindOutcome {
@@ -58,6 +58,8 @@ pub(crate) struct Metrics {
     in_progress: Family<KindLabel, Gauge>,
     resident_bytes: Family<CircuitLabel, Gauge>,
     device_busy: Family<DeviceLabel, Gauge>,
+    device_up: Family<DeviceLabel, Gauge>,
+    memory: [Gauge; 4],
     uptime: Gauge,
 }
 
@@ -65,7 +67,8 @@ pub(crate) struct Metrics {
 pub(crate) struct Snapshot {
     pub(crate) queues: Vec<(JobKind, usize, usize)>,
     pub(crate) resident: Vec<(String, u64)>,
-    pub(crate) devices: Vec<(u32, bool)>,
+    pub(crate) devices: Vec<(u32, bool, bool)>,
+    pub(crate) memory: MemoryStatus,
     pub(crate) uptime: Duration,
 }
 
@@ -78,7 +81,8 @@ impl Metrics {
         let [param_loads, param_evictions] = std::array::from_fn(|_| Family::<CircuitLabel, Counter>::default());
         let [pending, in_progress] = std::array::from_fn(|_| Family::<KindLabel, Gauge>::default());
         let resident_bytes = Family::<CircuitLabel, Gauge>::default();
-        let device_busy = Family::<DeviceLabel, Gauge>::default();
+        let [device_busy, device_up] = std::array::from_fn(|_| Family::<DeviceLabel, Gauge>::default());
+        let memory: [Gauge; 4] = Default::default();
         let uptime = Gauge::default();
         registry.register("jobs", "Jobs ended, by kind and outcome", jobs.clone());
         registry.register("queue_wait_seconds", "Submission to first synthesis, per job", queue_wait.clone());
@@ -91,6 +95,16 @@ impl Metrics {
         registry.register("jobs_in_progress", "Jobs started and not ended, by kind", in_progress.clone());
         registry.register("params_resident_bytes", "Memory of each resident parameter set", resident_bytes.clone());
         registry.register("device_busy", "1 while the device proves a partition", device_busy.clone());
+        registry.register("device_up", "1 while the device takes work, 0 once it failed", device_up.clone());
+        let names = [
+            ("memory_budget_bytes", "The [memory] budget"),
+            ("memory_reserved_bytes", "Reserved by parameter sets and partitions in flight"),
+            ("memory_peak_reserved_bytes", "The most ever reserved"),
+            ("process_peak_rss_bytes", "The process's peak resident memory"),
+        ];
+        for ((name, help), gauge) in names.into_iter().zip(&memory) {
+            registry.register(name, help, gauge.clone());
+        }
         registry.register("uptime_seconds", "Seconds since the engine started", uptime.clone());
         Self {
             registry,
@@ -105,6 +119,8 @@ impl Metrics {
             in_progress,
             resident_bytes,
             device_busy,
+            device_up,
+            memory,
             uptime,
         }
     }
@@ -141,8 +157,16 @@ impl Metrics {
         for (circuit, bytes) in snapshot.resident {
             self.resident_bytes.get_or_create(&CircuitLabel { circuit }).set(bytes as i64);
         }
-        for (device, busy) in snapshot.devices {
-            self.device_busy.get_or_create(&DeviceLabel { device: device.to_string() }).set(i64::from(busy));
+        for (device, busy, up) in snapshot.devices {
+            let label = DeviceLabel { device: device.to_string() };
+            self.device_busy.get_or_create(&label).set(i64::from(busy));
+            self.device_up.get_or_create(&label).set(i64::from(up));
+        }
+        let m = snapshot.memory;
+        for (gauge, value) in
+            self.memory.iter().zip([m.budget_bytes, m.reserved_bytes, m.peak_reserved_bytes, m.peak_rss_bytes])
+        {
+            gauge.set(value as i64);
         }
         self.uptime.set(snapshot.uptime.as_secs() as i64);
         let mut text = String::new();

@@ -1,4 +1,5 @@
-//! Parameter sets held in memory between jobs, with the partitions using each.
+//! Parameter sets held in memory between jobs, each under a reservation of the memory
+//! budget, with the partitions using each; idle sets are evicted least recently used.
 
 use std::{
     collections::HashMap,
@@ -8,24 +9,29 @@ use std::{
 };
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_host::params::Srs;
+use bellhop_host::params::{Shape, Srs};
 use serde::Serialize;
+
+use crate::budget::Reservation;
 
 /// One resident set.
 struct Resident {
     srs: Arc<Srs>,
-    bytes: u64,
     users: usize,
     last_used: Instant,
+    reservation: Reservation,
 }
 
 /// The parameter sets in memory, keyed by circuit.
 pub(crate) struct ParamCache {
     dir: PathBuf,
+    min_idle: Duration,
     sets: Mutex<HashMap<CircuitSpec, Resident>>,
     /// One file is read at a time: a second partition of a circuit being loaded waits
     /// for that load instead of reading the file again.
     loading: Mutex<()>,
+    /// Measured bytes of one partition in flight, per circuit.
+    measured: Mutex<HashMap<CircuitSpec, u64>>,
 }
 
 /// A parameter set held for one partition; the set cannot be evicted while held.
@@ -70,9 +76,24 @@ pub struct InUse {
     pub users: usize,
 }
 
+/// A set dropped from memory, for the devices to release.
+pub(crate) struct Dropped {
+    pub(crate) circuit: CircuitSpec,
+    pub(crate) srs: Arc<Srs>,
+    pub(crate) bytes: u64,
+    /// Held until the devices have released the set too.
+    _reservation: Reservation,
+}
+
 impl ParamCache {
-    pub(crate) fn new(dir: PathBuf) -> Self {
-        Self { dir, sets: Mutex::new(HashMap::new()), loading: Mutex::new(()) }
+    pub(crate) fn new(dir: PathBuf, min_idle: Duration) -> Self {
+        Self {
+            dir,
+            min_idle,
+            sets: Mutex::new(HashMap::new()),
+            loading: Mutex::new(()),
+            measured: Mutex::new(HashMap::new()),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<CircuitSpec, Resident>> {
@@ -84,9 +105,38 @@ impl ParamCache {
         Ok(self.dir.join(circuit.params_file_name().map_err(|e| e.to_string())?))
     }
 
-    /// The parameters of `circuit`, read if they are not resident (and how long that
-    /// took), held until the lease is dropped.
-    pub(crate) fn acquire(self: &Arc<Self>, circuit: &CircuitSpec) -> Result<(Lease, Option<Duration>), String> {
+    /// The bytes `circuit` needs in memory to prove one partition: its parameter set
+    /// (none if resident) and one partition in flight.
+    pub(crate) fn need(&self, circuit: &CircuitSpec) -> Result<u64, String> {
+        let (shape, resident) = match self.lock().get(circuit) {
+            Some(set) => (set.srs.shape(), true),
+            None => (Shape::read(&self.path(circuit)?, &circuit.to_string()).map_err(|e| e.to_string())?, false),
+        };
+        let set = if resident { 0 } else { shape.resident_bytes() };
+        Ok(set + self.partition_bytes(circuit, &shape))
+    }
+
+    /// What one partition of `circuit` holds while in flight: the estimate from the
+    /// parameters' shape, or more where a partition was measured to take more.
+    pub(crate) fn partition_bytes(&self, circuit: &CircuitSpec, shape: &Shape) -> u64 {
+        let measured = self.measured.lock().unwrap_or_else(|p| p.into_inner()).get(circuit).copied();
+        shape.proof_bytes().max(measured.unwrap_or(0))
+    }
+
+    /// Records what a partition of `circuit` was measured to take.
+    pub(crate) fn measured(&self, circuit: &CircuitSpec, bytes: u64) {
+        let mut measured = self.measured.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = measured.entry(*circuit).or_insert(0);
+        *entry = (*entry).max(bytes);
+    }
+
+    /// The parameters of `circuit`, read if they are not resident (under a reservation
+    /// from `reserve`, and how long reading took), held until the lease is dropped.
+    pub(crate) fn acquire(
+        self: &Arc<Self>,
+        circuit: &CircuitSpec,
+        reserve: impl FnOnce(u64) -> Result<Reservation, String>,
+    ) -> Result<(Lease, Option<Duration>), String> {
         let lease = |set: &mut Resident| {
             set.users += 1;
             set.last_used = Instant::now();
@@ -99,26 +149,40 @@ impl ParamCache {
         if let Some(set) = self.lock().get_mut(circuit) {
             return Ok((lease(set), None));
         }
-        let start = Instant::now();
         let path = self.path(circuit)?;
+        let shape = Shape::read(&path, &circuit.to_string()).map_err(|e| e.to_string())?;
+        let mut reservation = reserve(shape.resident_bytes())?;
+        let start = Instant::now();
         let srs = Srs::read(&path, &circuit.to_string(), false).map_err(|e| e.to_string())?;
         let took = start.elapsed();
         tracing::info!("loaded the parameters of {circuit} from {} in {took:.1?}", path.display());
-        let bytes = srs.resident_bytes();
+        reservation.resize(srs.resident_bytes());
         let mut sets = self.lock();
-        let set = sets.entry(*circuit).or_insert(Resident { srs: Arc::new(srs), bytes, users: 0, last_used: start });
+        let set =
+            sets.entry(*circuit).or_insert(Resident { srs: Arc::new(srs), users: 0, last_used: start, reservation });
         Ok((lease(set), Some(took)))
     }
 
-    /// Drops the set of `circuit` if no partition uses it; returns it (for the devices to
-    /// release), `None` if it was not resident.
-    pub(crate) fn evict(&self, circuit: &CircuitSpec) -> Result<Option<(Arc<Srs>, u64)>, InUse> {
+    /// Drops the set of `circuit` if no partition uses it; `None` if it was not resident.
+    pub(crate) fn evict(&self, circuit: &CircuitSpec) -> Result<Option<Dropped>, InUse> {
         let mut sets = self.lock();
         match sets.get(circuit) {
             None => Ok(None),
             Some(set) if set.users > 0 => Err(InUse { circuit: circuit.to_string(), users: set.users }),
-            Some(_) => Ok(sets.remove(circuit).map(|set| (set.srs, set.bytes))),
+            Some(_) => Ok(sets.remove(circuit).map(|set| Dropped::from(*circuit, set))),
         }
+    }
+
+    /// Drops the least recently used set that no partition uses and that has been idle
+    /// for `[memory] eviction_min_idle`, if there is one.
+    pub(crate) fn evict_idle(&self) -> Option<Dropped> {
+        let mut sets = self.lock();
+        let (circuit, _) = sets
+            .iter()
+            .filter(|(_, set)| set.users == 0 && set.last_used.elapsed() >= self.min_idle)
+            .min_by_key(|(_, set)| set.last_used)?;
+        let circuit = *circuit;
+        sets.remove(&circuit).map(|set| Dropped::from(circuit, set))
     }
 
     /// Every resident set.
@@ -129,12 +193,18 @@ impl ParamCache {
             .map(|(circuit, set)| ParamStatus {
                 circuit: circuit.to_string(),
                 path: set.srs.path.display().to_string(),
-                bytes: set.bytes,
+                bytes: set.reservation.bytes(),
                 users: set.users,
                 idle_seconds: if set.users > 0 { 0 } else { set.last_used.elapsed().as_secs() },
             })
             .collect();
         sets.sort_by(|a, b| a.circuit.cmp(&b.circuit));
         sets
+    }
+}
+
+impl Dropped {
+    fn from(circuit: CircuitSpec, set: Resident) -> Self {
+        Self { circuit, bytes: set.reservation.bytes(), srs: set.srs, _reservation: set.reservation }
     }
 }

@@ -18,13 +18,15 @@ use rand_chacha::ChaCha20Rng;
 
 const SMALL: &str = "chain:1024";
 const LARGE: &str = "chain:16384";
+/// Three circuits whose parameter sets do not fit the budget together.
+const COMPETING: [&str; 3] = ["chain:8192", "chain:12288", LARGE];
 
 /// A parameter directory with the parameters of both circuits, made once.
 fn params_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        for circuit in [SMALL, LARGE] {
+        for circuit in [SMALL, COMPETING[0], COMPETING[1], LARGE] {
             let spec: CircuitSpec = circuit.parse().unwrap();
             let p: Parameters<Bls12> =
                 generate_random_parameters(spec.setup_circuit().unwrap(), &mut ChaCha20Rng::seed_from_u64(3)).unwrap();
@@ -35,17 +37,23 @@ fn params_dir() -> &'static Path {
     .path()
 }
 
-/// An engine with `workers` synthesis workers whose synthesis is `slowdown` times slower
-/// (the baseline strategy's test knob), so that jobs stay queued long enough to watch.
-fn engine(workers: usize, slowdown: f64) -> Engine {
+/// A config with `workers` synthesis workers whose synthesis is `slowdown` times slower
+/// (the baseline strategy's test knob), so that jobs stay queued long enough to watch, and
+/// a journal of its own.
+fn config(workers: usize, slowdown: f64) -> Config {
     let mut config = Config::default();
     config.params.dir = params_dir().to_path_buf();
     config.daemon.synthesis_workers = workers;
     config.daemon.keep_results = Duration::from_secs(600);
+    config.daemon.state_dir = tempfile::tempdir().unwrap().keep();
     if slowdown > 0.0 {
         config.synthesis.options.insert("test_slowdown".into(), slowdown.into());
     }
-    Engine::start(&config, params_dir()).unwrap()
+    config
+}
+
+fn engine(workers: usize, slowdown: f64) -> Engine {
+    Engine::start(&config(workers, slowdown), params_dir()).unwrap()
 }
 
 fn request(circuit: &str, partitions: usize) -> JobRequest {
@@ -225,8 +233,9 @@ async fn parameter_sets_in_use_are_not_evicted() {
 }
 
 #[tokio::test]
-async fn shutdown_finishes_started_jobs_and_refuses_new_ones() {
-    let engine = Arc::new(engine(1, 5.0));
+async fn shutdown_finishes_started_jobs_and_the_rest_run_after_a_restart() {
+    let config = config(1, 5.0);
+    let engine = Arc::new(Engine::start(&config, params_dir()).unwrap());
     let started = engine.submit(request(LARGE, 2)).unwrap().job_id;
     let waiting = engine.submit(request(LARGE, 2)).unwrap().job_id;
     until(&engine, "the first job runs", |s| s.queues.iter().any(|q| q.in_progress == 1)).await;
@@ -235,8 +244,104 @@ async fn shutdown_finishes_started_jobs_and_refuses_new_ones() {
         tokio::task::spawn_blocking(move || engine.shutdown(Duration::from_secs(120))).await.unwrap()
     };
     assert!(drained);
-    assert!(matches!(outcome(&engine, &started).await, Outcome::Completed { .. }));
-    let Outcome::Failed(why) = outcome(&engine, &waiting).await else { panic!() };
-    assert!(why.contains("submit it again"), "{why}");
+    let Outcome::Completed { proof: first, .. } = outcome(&engine, &started).await else { panic!() };
+    assert_eq!(engine.wait(&waiting, Some(Duration::from_millis(200))).await.unwrap(), Waited::Timeout);
     assert_eq!(engine.submit(request(SMALL, 1)), Err(Refused::ShuttingDown));
+    drop(Arc::into_inner(engine).expect("the only reference"));
+
+    // A damaged line in the journal is reported and skipped; the rest is taken back.
+    let journal = config.daemon.state_dir.join("journal");
+    let mut text = std::fs::read_to_string(&journal).unwrap();
+    text.push_str("deadbeefdeadbeef {\"record\":\"ended\",\"id\":\"torn\n");
+    std::fs::write(&journal, text).unwrap();
+    let engine = Engine::start(&config, params_dir()).unwrap();
+    let status = engine.status();
+    assert_eq!((status.journal.requeued, status.journal.kept), (1, 1), "{:?}", status.journal);
+    assert_eq!(status.journal.damaged.len(), 1, "{:?}", status.journal);
+    // The finished job is kept as it ended; the other one runs now, once.
+    let Outcome::Completed { proof: again, .. } = outcome(&engine, &started).await else { panic!() };
+    assert_eq!(again, first);
+    let Outcome::Completed { proof, .. } = outcome(&engine, &waiting).await else { panic!() };
+    assert_verifies(LARGE, &proof);
+    assert_eq!(engine.status().completed, 1);
+    // And its id is still the same job.
+    assert!(engine.submit(with_id(&waiting, request(LARGE, 2))).unwrap().existing);
+}
+
+/// The parameter file bytes of `circuit` once decoded, and one partition's bytes.
+fn sizes(circuit: &str) -> (u64, u64) {
+    let spec: CircuitSpec = circuit.parse().unwrap();
+    let shape = params::Shape::read(&params_dir().join(spec.params_file_name().unwrap()), circuit).unwrap();
+    (shape.resident_bytes(), shape.proof_bytes())
+}
+
+#[tokio::test]
+async fn parameter_sets_compete_for_the_budget_and_it_is_never_exceeded() {
+    let circuits = COMPETING;
+    let (sets, partitions): (Vec<u64>, Vec<u64>) = circuits.iter().map(|c| sizes(c)).unzip();
+    let need = sets.iter().zip(&partitions).map(|(s, p)| s + p).max().unwrap();
+    let budget = need + sets.iter().min().unwrap() / 4;
+    assert!(sets.iter().sum::<u64>() + partitions[0] > budget, "the three sets must not fit together");
+    let mut config = config(2, 0.0);
+    config.memory.budget = bellhop_host::config::Budget::Bytes(budget);
+    config.memory.eviction_min_idle = Duration::ZERO;
+    let engine = Engine::start(&config, params_dir()).unwrap();
+    let mut jobs = Vec::new();
+    for round in 0..3 {
+        for circuit in circuits {
+            jobs.push((
+                circuit,
+                engine.submit(with_id(&format!("{circuit}-{round}"), request(circuit, 2))).unwrap().job_id,
+            ));
+        }
+    }
+    for (circuit, id) in jobs {
+        let Outcome::Completed { proof, .. } = outcome(&engine, &id).await else { panic!("{id}") };
+        assert_verifies(circuit, &proof);
+    }
+    let status = engine.status();
+    eprintln!("budget {budget}: peak reserved {}", status.memory.peak_reserved_bytes);
+    assert!(status.memory.peak_reserved_bytes <= budget, "{:?} against {budget}", status.memory);
+    assert!(status.memory.peak_reserved_bytes > 0);
+    let metrics = engine.metrics();
+    let total = |name: &str| -> u64 {
+        metrics.lines().filter(|l| l.starts_with(name)).filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok()).sum()
+    };
+    assert!(total("bellhop_params_evictions_total") >= 1, "{metrics}");
+    assert!(total("bellhop_params_loads_total") > 3, "sets were loaded again after eviction: {metrics}");
+    assert!(metrics.contains(&format!("bellhop_memory_budget_bytes {budget}")), "{metrics}");
+}
+
+#[tokio::test]
+async fn a_job_that_can_never_fit_is_refused_at_once() {
+    let mut config = config(1, 0.0);
+    config.memory.budget = bellhop_host::config::Budget::Bytes(1 << 20);
+    let engine = Engine::start(&config, params_dir()).unwrap();
+    let Err(refused @ Refused::TooBig { need, budget, .. }) = engine.submit(request(LARGE, 1)) else { panic!() };
+    assert_eq!(budget, 1 << 20);
+    let (set, partition) = sizes(LARGE);
+    assert_eq!(need, set + partition);
+    assert!(refused.to_string().contains("raise the budget"), "{refused}");
+}
+
+#[tokio::test]
+async fn two_devices_share_the_work() {
+    let mut config = config(2, 0.0);
+    config.backend.devices = Some(vec![0, 0]);
+    let engine = Engine::start(&config, params_dir()).unwrap();
+    let status = engine.status();
+    assert_eq!(status.devices.len(), 2);
+    let submitted = engine.submit(request(LARGE, 1)).unwrap();
+    assert_eq!(submitted.assigned_device, None, "two devices: decided when one is free");
+    let jobs: Vec<String> = std::iter::once(submitted.job_id)
+        .chain((0..5).map(|_| engine.submit(request(LARGE, 2)).unwrap().job_id))
+        .collect();
+    for id in &jobs {
+        let Outcome::Completed { proof, .. } = outcome(&engine, id).await else { panic!() };
+        assert_verifies(LARGE, &proof);
+    }
+    let proved: Vec<u64> = engine.status().devices.iter().map(|d| d.proved).collect();
+    eprintln!("partitions per device: {proved:?}");
+    assert_eq!(proved.iter().sum::<u64>(), 11);
+    assert!(proved.iter().all(|&p| p > 0), "both devices proved: {proved:?}");
 }

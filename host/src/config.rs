@@ -26,6 +26,8 @@ pub struct Config {
     pub plugins: PluginsConfig,
     /// `[daemon]`: `bellhop serve`.
     pub daemon: DaemonConfig,
+    /// `[memory]`: the daemon's memory budget.
+    pub memory: MemoryConfig,
 }
 
 /// `[backend]`.
@@ -36,6 +38,9 @@ pub struct BackendConfig {
     pub plugin: String,
     /// The device index.
     pub device: u32,
+    /// The daemon's devices, one worker each (an index may repeat: two instances on one
+    /// device). None: every device the backend describes.
+    pub devices: Option<Vec<u32>>,
     /// Worker threads for the backend; 0 means all cores.
     pub threads: u32,
     /// Options passed to the plugin, which rejects keys it does not know.
@@ -47,7 +52,7 @@ pub struct BackendConfig {
 
 impl Default for BackendConfig {
     fn default() -> Self {
-        Self { plugin: "cpu".into(), device: 0, threads: 0, options: toml::Table::new(), fallback: None }
+        Self { plugin: "cpu".into(), device: 0, devices: None, threads: 0, options: toml::Table::new(), fallback: None }
     }
 }
 
@@ -129,6 +134,8 @@ pub struct DaemonConfig {
     /// How long SIGTERM waits for running jobs before the daemon exits anyway.
     #[serde(deserialize_with = "duration")]
     pub shutdown_grace: Duration,
+    /// Where accepted jobs are journaled, so that a restart loses none.
+    pub state_dir: PathBuf,
 }
 
 impl Default for DaemonConfig {
@@ -139,8 +146,82 @@ impl Default for DaemonConfig {
             synthesis_workers: 2,
             keep_results: Duration::from_secs(3600),
             shutdown_grace: Duration::from_secs(60),
+            state_dir: default_state_dir(),
         }
     }
+}
+
+/// `$BELLHOP_STATE_DIR`, else `$XDG_STATE_HOME/bellhop`, else `~/.local/state/bellhop`.
+fn default_state_dir() -> PathBuf {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("BELLHOP_STATE_DIR")
+        .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("bellhop")))
+        .or_else(|| var("HOME").map(|h| h.join(".local/state/bellhop")))
+        .unwrap_or_else(|| PathBuf::from("bellhop-state"))
+}
+
+/// `[memory]`: one budget for resident parameter sets and partitions in flight.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// `"auto"` (the machine's memory less `safety_margin`) or a size (`"96GiB"`).
+    pub budget: Budget,
+    /// What `"auto"` leaves to the system and other processes.
+    #[serde(deserialize_with = "size")]
+    pub safety_margin: u64,
+    /// How long a parameter set must have been idle before it may be evicted for room.
+    #[serde(deserialize_with = "duration")]
+    pub eviction_min_idle: Duration,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self { budget: Budget::Auto, safety_margin: 5 << 30, eviction_min_idle: Duration::from_secs(300) }
+    }
+}
+
+/// `[memory] budget`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// The machine's memory less the safety margin.
+    Auto,
+    /// So many bytes.
+    Bytes(u64),
+}
+
+impl<'de> Deserialize<'de> for Budget {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if text == "auto" {
+            return Ok(Budget::Auto);
+        }
+        parse_size(&text).map(Budget::Bytes).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A size written as humans do: `"96GiB"`, `"512 MiB"`, `"2TB"`, or bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1_000,
+        "m" | "mb" => 1_000_000,
+        "g" | "gb" => 1_000_000_000,
+        "t" | "tb" => 1_000_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        _ => return Err(format!("`{text}` is not a size such as \"96GiB\" or \"512MiB\" (unit `{unit}`)")),
+    };
+    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a size such as \"96GiB\" or \"512MiB\""))?;
+    Ok((value * scale as f64) as u64)
+}
+
+fn size<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    parse_size(&String::deserialize(deserializer)?).map_err(serde::de::Error::custom)
 }
 
 /// A duration written as humans do: `"90s"`, `"15m"`, `"1h 30m"`.
@@ -260,6 +341,11 @@ mod tests {
             synthesis_workers = 4
             keep_results = "2h 30m"
             shutdown_grace = "90s"
+            state_dir = "/var/lib/bellhop"
+            [memory]
+            budget = "96GiB"
+            safety_margin = "2GiB"
+            eviction_min_idle = "30s"
             "#,
         )
         .unwrap();
@@ -271,6 +357,10 @@ mod tests {
         assert_eq!(c.daemon.listen, "unix:///run/bellhop.sock");
         assert_eq!(c.daemon.keep_results, Duration::from_secs(9000));
         assert_eq!(c.daemon.shutdown_grace, Duration::from_secs(90));
+        assert_eq!(c.daemon.state_dir, PathBuf::from("/var/lib/bellhop"));
+        assert_eq!(c.memory.budget, Budget::Bytes(96 << 30));
+        assert_eq!(c.memory.safety_margin, 2 << 30);
+        assert_eq!(c.memory.eviction_min_idle, Duration::from_secs(30));
     }
 
     #[test]
@@ -289,5 +379,18 @@ mod tests {
         assert!(e.contains("lookahead"), "{e}");
         let e = Config::parse("[daemon]\nkeep_results = \"an hour\"\n").unwrap_err();
         assert!(e.contains("keep_results") && e.contains("not a duration"), "{e}");
+        let e = Config::parse("[memory]\nbudget = \"lots\"\n").unwrap_err();
+        assert!(e.contains("budget") && e.contains("not a size"), "{e}");
+    }
+
+    #[test]
+    fn sizes_read_as_written() {
+        assert_eq!(parse_size("96GiB"), Ok(96 << 30));
+        assert_eq!(parse_size("512 MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("2TB"), Ok(2_000_000_000_000));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("GiB").is_err());
     }
 }

@@ -151,6 +151,61 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The sizes of a parameter file's sections: what proving with it takes in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Public inputs, the constant one included (`vk.ic`).
+    pub inputs: usize,
+    /// Bases of h: the domain size less one.
+    pub h: usize,
+    /// Bases of the aux variables' L query.
+    pub l: usize,
+    /// The A query.
+    pub a: usize,
+    /// The B query in G1.
+    pub b_g1: usize,
+    /// The B query in G2.
+    pub b_g2: usize,
+}
+
+impl Shape {
+    /// The section sizes of the file at `path` (of `circuit`, for messages), read from its
+    /// counts without decoding a point.
+    pub fn read(path: &Path, circuit: &str) -> Result<Self, ParamsError> {
+        let open = |error| ParamsError::Open { path: path.to_path_buf(), circuit: circuit.into(), error };
+        let file = File::open(path).map_err(open)?;
+        // SAFETY: as in `Srs::read`: a read-only map of a file that is replaced, not
+        // modified, and only its count words are read.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(open)?;
+        let mut cursor = Cursor { bytes: &map, offset: 0, path };
+        cursor.take("vk", VK_FIXED_BYTES)?;
+        let mut count = |section, bytes| cursor.section(section, bytes).map(|s| s.len() / bytes);
+        Ok(Self {
+            inputs: count("vk.ic", G1_BYTES)?,
+            h: count("h", G1_BYTES)?,
+            l: count("l", G1_BYTES)?,
+            a: count("a", G1_BYTES)?,
+            b_g1: count("b_g1", G1_BYTES)?,
+            b_g2: count("b_g2", G2_BYTES)?,
+        })
+    }
+
+    /// The bytes its bases take once decoded.
+    pub fn resident_bytes(&self) -> u64 {
+        let g1 = self.h + self.l + self.a + self.b_g1;
+        (g1 * std::mem::size_of::<G1Affine>() + self.b_g2 * std::mem::size_of::<G2Affine>()) as u64
+    }
+
+    /// The bytes one proof with these parameters holds at most on the host: A, B and C
+    /// padded to the domain, the aux and input assignments, the A and B scalars gathered
+    /// for their MSMs, and h.
+    pub fn proof_bytes(&self) -> u64 {
+        let domain = self.h as u64 + 1;
+        let scalars = 3 * domain + 2 * self.l as u64 + self.inputs as u64 + self.a as u64 + self.b_g1 as u64 + domain;
+        scalars * 32
+    }
+}
+
 /// Decodes uncompressed points in parallel; `checked` adds the subgroup check.
 fn decode<G>(path: &Path, section: &'static str, bytes: &[u8], checked: bool) -> Result<Vec<G>, ParamsError>
 where
@@ -225,8 +280,19 @@ impl Srs {
 
     /// The bytes its decoded points take in memory (the bases; the verifying key is small).
     pub fn resident_bytes(&self) -> u64 {
-        let g1 = self.h.len() + self.l.len() + self.a.len() + self.b_g1.len();
-        (g1 * std::mem::size_of::<G1Affine>() + self.b_g2.len() * std::mem::size_of::<G2Affine>()) as u64
+        self.shape().resident_bytes()
+    }
+
+    /// Its sections' sizes.
+    pub fn shape(&self) -> Shape {
+        Shape {
+            inputs: self.vk.ic.len(),
+            h: self.h.len(),
+            l: self.l.len(),
+            a: self.a.len(),
+            b_g1: self.b_g1.len(),
+            b_g2: self.b_g2.len(),
+        }
     }
 
     /// Checks that these parameters were made for a circuit of `assignment`'s shape.

@@ -85,8 +85,10 @@ fn refused(error: Refused) -> Status {
     match error {
         Refused::AlreadyExists(_) => Status::already_exists(message),
         Refused::MissingParams { .. } | Refused::BadParams(_) => Status::failed_precondition(message),
+        Refused::TooBig { .. } => Status::resource_exhausted(message),
         Refused::Invalid(_) => Status::invalid_argument(message),
         Refused::ShuttingDown => Status::unavailable(message),
+        Refused::Storage(_) => Status::internal(message),
     }
 }
 
@@ -144,7 +146,11 @@ fn status_response(status: EngineStatus) -> pb::GetStatusResponse {
             .into_iter()
             .map(|device| pb::GpuStatus {
                 ordinal: device.ordinal,
-                name: device.name,
+                // cuzk's message has no field for a device that is down: its name says so.
+                name: match device.down {
+                    Some(why) => format!("{} [down: {why}]", device.name),
+                    None => device.name,
+                },
                 vram_total_bytes: device.memory_total_bytes,
                 vram_free_bytes: device.memory_free_bytes,
                 current_job_id: device.current_job.unwrap_or_default(),
@@ -174,8 +180,9 @@ fn status_response(status: EngineStatus) -> pb::GetStatusResponse {
         total_proofs_completed: status.completed,
         total_proofs_failed: status.failed,
         uptime_seconds: status.uptime_seconds,
-        pinned_memory_bytes: 0,
-        pinned_memory_limit_bytes: 0,
+        // Bellhop pins no memory: these carry its memory budget, reserved and limit.
+        pinned_memory_bytes: status.memory.reserved_bytes,
+        pinned_memory_limit_bytes: status.memory.budget_bytes,
     }
 }
 

@@ -1,0 +1,283 @@
+//! The journal of accepted jobs in `[daemon] state_dir`, so that a restart (SIGTERM or
+//! kill -9) loses none: each job's input is written to a file of its own and its
+//! acceptance appended to `journal`, both synced to disk before the submitter hears back;
+//! its end is appended when it ends. On start the journal is read back: jobs not ended
+//! run again, ended ones are kept for `[daemon] keep_results`, and it is rewritten with
+//! just those. Each line carries a checksum, so a damaged one is reported and skipped.
+
+use std::{
+    fs::{self, File, OpenOptions},
+    io::{self, BufRead as _, BufReader, Write as _},
+    path::{Path, PathBuf},
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::{Outcome, Priority, Timings};
+
+/// A job as it was accepted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Accepted {
+    pub(crate) id: String,
+    pub(crate) circuit: String,
+    pub(crate) partitions: usize,
+    pub(crate) priority: Priority,
+    /// Hex of the payload's digest (what makes a repeated id the same job).
+    pub(crate) digest: String,
+    /// Milliseconds since the Unix epoch.
+    pub(crate) at_ms: u64,
+}
+
+/// How a job ended, as the journal keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+enum Ended {
+    Completed { proof: String, timings: Timings },
+    Failed { why: String },
+    Cancelled,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+enum Record {
+    Accepted(Accepted),
+    Ended {
+        id: String,
+        at_ms: u64,
+        #[serde(flatten)]
+        ended: Ended,
+    },
+}
+
+/// A job read back from the journal.
+pub(crate) struct Recovered {
+    pub(crate) accepted: Accepted,
+    /// Its input, for a job that runs again (none if the file is gone).
+    pub(crate) input: Option<Vec<u8>>,
+    /// How and when it ended, if it did.
+    pub(crate) ended: Option<(Outcome, Duration)>,
+}
+
+/// The open journal.
+pub(crate) struct Journal {
+    dir: PathBuf,
+    file: File,
+    /// Held for the daemon's life: a second daemon on the same directory is refused.
+    _lock: File,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+fn checksum(json: &str) -> String {
+    let digest = Sha256::digest(json.as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn line(record: &Record) -> String {
+    let json = serde_json::to_string(record).expect("records serialize");
+    format!("{} {json}\n", checksum(&json))
+}
+
+fn parse(text: &str) -> Result<Record, String> {
+    let (sum, json) = text.split_once(' ').ok_or("no checksum")?;
+    if checksum(json) != sum {
+        return Err("its checksum does not match".into());
+    }
+    serde_json::from_str(json).map_err(|e| e.to_string())
+}
+
+/// Writes `bytes` to `path` and syncs it (through a temporary file and a rename).
+fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut file = File::create(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    fs::rename(&tmp, path)?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Where job `id`'s input is kept: named by a digest of the id, which may hold any text.
+fn input_path(dir: &Path, id: &str) -> PathBuf {
+    let digest = Sha256::digest(id.as_bytes());
+    let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    dir.join("inputs").join(name)
+}
+
+impl Journal {
+    /// Opens the journal in `dir` (made if missing) and reads it back: the jobs to run
+    /// again or to keep (those that ended within `keep`), and a line per damaged entry.
+    pub(crate) fn open(dir: &Path, keep: Duration) -> io::Result<(Self, Vec<Recovered>, Vec<String>)> {
+        fs::create_dir_all(dir.join("inputs"))?;
+        let lock = OpenOptions::new().create(true).truncate(false).write(true).open(dir.join("lock"))?;
+        lock.try_lock().map_err(|_| {
+            io::Error::other(format!(
+                "{} is in use by another bellhop serve; give each daemon its own [daemon] state_dir",
+                dir.display()
+            ))
+        })?;
+        let path = dir.join("journal");
+        let mut order: Vec<String> = Vec::new();
+        let mut accepted = std::collections::HashMap::<String, Accepted>::new();
+        let mut ended = std::collections::HashMap::<String, (Ended, u64)>::new();
+        let mut damaged = Vec::new();
+        if path.exists() {
+            for (number, text) in BufReader::new(File::open(&path)?).split(b'\n').enumerate() {
+                let text = String::from_utf8_lossy(&text?).into_owned();
+                if text.trim().is_empty() {
+                    continue;
+                }
+                match parse(&text) {
+                    Ok(Record::Accepted(job)) => {
+                        if !accepted.contains_key(&job.id) {
+                            order.push(job.id.clone());
+                        }
+                        accepted.insert(job.id.clone(), job);
+                    }
+                    Ok(Record::Ended { id, at_ms, ended: how }) => {
+                        ended.insert(id, (how, at_ms));
+                    }
+                    Err(why) => {
+                        let report = format!("{} line {}: {why}; skipped", path.display(), number + 1);
+                        tracing::warn!("damaged journal entry: {report}");
+                        damaged.push(report);
+                    }
+                }
+            }
+        }
+        let now = now_ms();
+        let mut recovered = Vec::new();
+        let mut kept = String::new();
+        for id in order {
+            let job = accepted.remove(&id).expect("listed above");
+            let input_path = input_path(dir, &id);
+            match ended.remove(&id) {
+                Some((how, at_ms)) => {
+                    let age = Duration::from_millis(now.saturating_sub(at_ms));
+                    if age >= keep {
+                        let _ = fs::remove_file(&input_path);
+                        continue;
+                    }
+                    kept += &line(&Record::Accepted(job.clone()));
+                    kept += &line(&Record::Ended { id: id.clone(), at_ms, ended: how.clone() });
+                    recovered.push(Recovered { accepted: job, input: None, ended: Some((how.into_outcome(), age)) });
+                }
+                None => {
+                    kept += &line(&Record::Accepted(job.clone()));
+                    let input = fs::read(&input_path).ok();
+                    recovered.push(Recovered { accepted: job, input, ended: None });
+                }
+            }
+        }
+        write_synced(&path, kept.as_bytes())?;
+        let file = OpenOptions::new().append(true).open(&path)?;
+        Ok((Self { dir: dir.to_path_buf(), file, _lock: lock }, recovered, damaged))
+    }
+
+    fn append(&mut self, record: &Record) -> io::Result<()> {
+        self.file.write_all(line(record).as_bytes())?;
+        self.file.sync_data()
+    }
+
+    /// Records an accepted job and its input, on disk before it returns.
+    pub(crate) fn accept(&mut self, job: &Accepted, input: &[u8]) -> io::Result<()> {
+        write_synced(&input_path(&self.dir, &job.id), input)?;
+        self.append(&Record::Accepted(job.clone()))
+    }
+
+    /// Records how job `id` ended; its input is no longer needed.
+    pub(crate) fn end(&mut self, id: &str, outcome: &Outcome) -> io::Result<()> {
+        let ended = match outcome {
+            Outcome::Completed { proof, timings } => {
+                Ended::Completed { proof: base64::engine::general_purpose::STANDARD.encode(proof), timings: *timings }
+            }
+            Outcome::Failed(why) => Ended::Failed { why: why.clone() },
+            Outcome::Cancelled => Ended::Cancelled,
+        };
+        self.append(&Record::Ended { id: id.into(), at_ms: now_ms(), ended })?;
+        let _ = fs::remove_file(input_path(&self.dir, id));
+        Ok(())
+    }
+
+    /// Now, as the journal stamps acceptances.
+    pub(crate) fn stamp() -> u64 {
+        now_ms()
+    }
+}
+
+impl Ended {
+    fn into_outcome(self) -> Outcome {
+        match self {
+            Ended::Completed { proof, timings } => match base64::engine::general_purpose::STANDARD.decode(proof) {
+                Ok(proof) => Outcome::Completed { proof, timings },
+                Err(e) => Outcome::Failed(format!("its proof in the journal is damaged ({e}); submit it again")),
+            },
+            Ended::Failed { why } => Outcome::Failed(why),
+            Ended::Cancelled => Outcome::Cancelled,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepted(id: &str) -> Accepted {
+        Accepted {
+            id: id.into(),
+            circuit: "chain:1024".into(),
+            partitions: 2,
+            priority: Priority::Normal,
+            digest: "00".into(),
+            at_ms: now_ms(),
+        }
+    }
+
+    #[test]
+    fn jobs_survive_a_reopening_and_damaged_lines_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = Duration::from_secs(3600);
+        {
+            let (mut journal, recovered, damaged) = Journal::open(dir.path(), keep).unwrap();
+            assert!(recovered.is_empty() && damaged.is_empty());
+            for id in ["a", "b", "c"] {
+                journal.accept(&accepted(id), id.as_bytes()).unwrap();
+            }
+            let timings = Timings::default();
+            journal.end("b", &Outcome::Completed { proof: vec![7; 192], timings }).unwrap();
+            journal.end("c", &Outcome::Cancelled).unwrap();
+            // A second daemon on the same directory is refused.
+            let error = Journal::open(dir.path(), keep).err().unwrap();
+            assert!(error.to_string().contains("in use by another bellhop serve"), "{error}");
+        }
+        let path = dir.path().join("journal");
+        let mut text = fs::read_to_string(&path).unwrap();
+        text.insert_str(0, "0123456789abcdef {\"record\":\"accepted\",\"id\":\"x\"}\n");
+        text.push_str("not a record at all\n");
+        fs::write(&path, text).unwrap();
+        let (_, recovered, damaged) = Journal::open(dir.path(), keep).unwrap();
+        assert_eq!(damaged.len(), 2, "{damaged:?}");
+        assert!(damaged[0].contains("line 1") && damaged[0].contains("checksum"), "{damaged:?}");
+        let ids: Vec<&str> = recovered.iter().map(|r| r.accepted.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        assert_eq!(recovered[0].input.as_deref(), Some(&b"a"[..]));
+        assert!(recovered[0].ended.is_none());
+        assert!(matches!(&recovered[1].ended, Some((Outcome::Completed { proof, .. }, _)) if proof == &vec![7; 192]));
+        assert!(matches!(recovered[2].ended, Some((Outcome::Cancelled, _))));
+        // The rewritten journal has the damaged lines no more.
+        let (_, again, damaged) = Journal::open(dir.path(), keep).unwrap();
+        assert!(damaged.is_empty());
+        assert_eq!(again.len(), 3);
+        // Ended jobs older than `keep` are forgotten.
+        let (_, fresh, _) = Journal::open(dir.path(), Duration::ZERO).unwrap();
+        assert_eq!(fresh.len(), 1);
+    }
+}

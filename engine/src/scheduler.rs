@@ -1,0 +1,428 @@
+//! The engine's state under one lock, and its workers: synthesis workers take the
+//! highest-ranked partition, device workers the highest-ranked synthesized one.
+
+use std::{
+    cmp::Reverse,
+    collections::{BTreeMap, BTreeSet, HashMap},
+    panic::{catch_unwind, AssertUnwindSafe},
+    sync::{Arc, Condvar, Mutex, MutexGuard},
+    time::{Duration, Instant},
+};
+
+use bellhop_circuits::CircuitSpec;
+use bellhop_host::{config::Config, dealloc::Dealloc, params::Shape};
+use bellhop_plugin_api::strategy::{Assignment, Job, Strategy};
+use tokio::sync::watch;
+
+use crate::{
+    budget::{Budget, Reservation},
+    device::{Device, Fault},
+    journal::Journal,
+    metrics::Metrics,
+    params::{Dropped, Lease, ParamCache},
+    JobKind, Outcome, Priority, Refused, Timings,
+};
+
+/// A partition's place in the queues: highest priority first, then the older job, then
+/// the lower partition.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct TaskKey {
+    pub(crate) rank: Reverse<Priority>,
+    pub(crate) seq: u64,
+    pub(crate) partition: usize,
+    pub(crate) job: Arc<str>,
+}
+
+/// A synthesized partition waiting for a device, with the memory it holds.
+pub(crate) struct Synthesized {
+    lease: Lease,
+    reservation: Reservation,
+    assignment: Assignment,
+}
+
+/// A job and its progress.
+pub(crate) struct JobEntry {
+    pub(crate) seq: u64,
+    pub(crate) kind: JobKind,
+    pub(crate) circuit: CircuitSpec,
+    pub(crate) priority: Priority,
+    pub(crate) digest: [u8; 32],
+    pub(crate) input: Arc<Vec<u8>>,
+    pub(crate) submitted: Instant,
+    pub(crate) started: Option<Instant>,
+    pub(crate) proofs: Vec<Option<Vec<u8>>>,
+    /// Partitions proved again after a device failed.
+    pub(crate) retries: usize,
+    pub(crate) timings: Timings,
+    pub(crate) ended: Option<Instant>,
+    pub(crate) outcome: watch::Sender<Option<Outcome>>,
+}
+
+impl JobEntry {
+    pub(crate) fn rank(&self) -> (Reverse<Priority>, u64) {
+        (Reverse(self.priority), self.seq)
+    }
+
+    /// Queues every partition not yet proved.
+    pub(crate) fn queue(&self, id: &Arc<str>, pending: &mut BTreeSet<TaskKey>) {
+        for (partition, proof) in self.proofs.iter().enumerate() {
+            if proof.is_none() {
+                pending.insert(TaskKey { rank: Reverse(self.priority), seq: self.seq, partition, job: Arc::clone(id) });
+            }
+        }
+    }
+}
+
+/// Everything the workers share, under one lock.
+pub(crate) struct State {
+    pub(crate) accepting: bool,
+    pub(crate) stopping: bool,
+    pub(crate) next_seq: u64,
+    pub(crate) jobs: HashMap<Arc<str>, JobEntry>,
+    /// Partitions not yet taken by a synthesis worker.
+    pub(crate) pending: BTreeSet<TaskKey>,
+    /// Partitions in synthesis now.
+    pub(crate) synthesizing: BTreeSet<TaskKey>,
+    /// Synthesized partitions waiting for a device.
+    pub(crate) ready: BTreeMap<TaskKey, Synthesized>,
+    /// The job each device is proving a partition of.
+    pub(crate) busy: Vec<Option<Arc<str>>>,
+    /// Why each device is down, if it is.
+    pub(crate) down: Vec<Option<String>>,
+    /// Partitions each device proved.
+    pub(crate) proved: Vec<u64>,
+    /// Jobs completed, failed and cancelled since start.
+    pub(crate) ended: [u64; 3],
+}
+
+impl State {
+    /// Partitions in synthesis or synthesized and waiting that rank with `key` or above.
+    fn in_flight_at_or_above(&self, key: &TaskKey) -> usize {
+        let rank = |k: &TaskKey| k.rank <= key.rank;
+        self.synthesizing.iter().filter(|k| rank(k)).count() + self.ready.keys().filter(|k| rank(k)).count()
+    }
+
+    /// Jobs that will be served before `job`: those not ended that rank higher.
+    pub(crate) fn queue_position(&self, job: &JobEntry) -> u32 {
+        self.jobs.values().filter(|other| other.ended.is_none() && other.rank() < job.rank()).count() as u32
+    }
+}
+
+/// What the engine's threads share.
+pub(crate) struct Shared {
+    pub(crate) config: Config,
+    pub(crate) state: Mutex<State>,
+    /// Signalled whenever queues, devices or jobs change.
+    pub(crate) work: Condvar,
+    pub(crate) params: Arc<ParamCache>,
+    pub(crate) budget: Arc<Budget>,
+    pub(crate) journal: Mutex<Journal>,
+    pub(crate) metrics: Metrics,
+    pub(crate) strategy: Box<dyn Strategy>,
+    pub(crate) devices: Vec<Device>,
+    /// Partitions that may be in synthesis or synthesized and waiting, at most, counting
+    /// those of the same or higher rank: a partition that outranks everything in flight
+    /// starts at once on an idle worker (synthesis workers, plus `lookahead` waiting per
+    /// device).
+    pub(crate) ahead: usize,
+    /// Synthesis workers.
+    pub(crate) workers: usize,
+    pub(crate) started: Instant,
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// The bytes a synthesized partition holds once proving pads A, B and C to the domain and
+/// gathers the MSM scalars: what was measured of the assignment, plus what proving adds.
+fn in_flight_bytes(assignment: &Assignment, shape: &Shape) -> u64 {
+    let domain = shape.h + 1;
+    let abc = [&assignment.a, &assignment.b, &assignment.c].iter().map(|v| v.capacity().max(domain)).sum::<usize>();
+    let scalars = abc + assignment.aux.capacity() + assignment.inputs.capacity() + shape.a + shape.b_g1 + domain;
+    let densities = [&assignment.a_aux_density, &assignment.b_input_density, &assignment.b_aux_density]
+        .iter()
+        .map(|d| d.words.capacity() * 8)
+        .sum::<usize>();
+    (scalars * 32 + densities) as u64
+}
+
+fn missing_params_hint(circuit: &CircuitSpec) -> String {
+    if circuit.reads_input() {
+        format!(
+            "fetch Filecoin's published parameter files into [params] dir (as filecoin-proofs' paramfetch or \
+             `curio fetch-params` do), or for testing generate insecure ones with `bellhop params gen {circuit}`"
+        )
+    } else {
+        format!("generate them with `bellhop params gen {circuit}`")
+    }
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Refuses a circuit whose parameter file is not there (saying how to get it), or
+    /// that can never fit the memory budget.
+    pub(crate) fn check_params(&self, circuit: &CircuitSpec) -> Result<(), Refused> {
+        let path = self.params.path(circuit).map_err(Refused::Invalid)?;
+        if !path.exists() {
+            return Err(Refused::MissingParams {
+                circuit: circuit.to_string(),
+                path: path.display().to_string(),
+                how: missing_params_hint(circuit),
+            });
+        }
+        let need = self.params.need(circuit).map_err(Refused::BadParams)?;
+        if need > self.budget.limit() {
+            return Err(Refused::TooBig { circuit: circuit.to_string(), need, budget: self.budget.limit() });
+        }
+        Ok(())
+    }
+
+    /// The device a new job will be proved on, where that is known: the only one up.
+    pub(crate) fn assigned_device(&self, state: &State) -> Option<u32> {
+        let mut up = state.down.iter().enumerate().filter(|(_, down)| down.is_none());
+        match (up.next(), up.next()) {
+            (Some((d, _)), None) => Some(d as u32),
+            _ => None,
+        }
+    }
+
+    /// Forgets jobs that ended longer ago than results are kept.
+    pub(crate) fn sweep(&self, state: &mut State) {
+        let keep = self.config.daemon.keep_results;
+        state.jobs.retain(|_, job| job.ended.is_none_or(|ended| ended.elapsed() < keep));
+    }
+
+    /// `bytes` of the memory budget, waiting for room (and evicting idle parameter sets
+    /// for it) as long as the engine runs.
+    pub(crate) fn reserve(&self, bytes: u64) -> Result<Reservation, String> {
+        if bytes > self.budget.limit() {
+            return Err(format!("{bytes} bytes do not fit the [memory] budget of {} bytes", self.budget.limit()));
+        }
+        loop {
+            if let Some(reservation) = self.budget.try_reserve(bytes) {
+                return Ok(reservation);
+            }
+            if let Some(dropped) = self.params.evict_idle() {
+                self.release(dropped);
+                continue;
+            }
+            if self.lock().stopping {
+                return Err("the engine is stopping".into());
+            }
+            self.budget.wait_for_release(Duration::from_millis(50));
+        }
+    }
+
+    /// Releases a dropped parameter set on every device.
+    pub(crate) fn release(&self, dropped: Dropped) {
+        for device in &self.devices {
+            device.release(&dropped.srs);
+        }
+        self.metrics.params_evicted(&dropped.circuit.to_string());
+        tracing::info!("evicted the parameters of {} ({} bytes)", dropped.circuit, dropped.bytes);
+    }
+
+    /// Ends job `id` with `outcome`: its queued and synthesized partitions are dropped,
+    /// the journal records it, waiters are told, and it is counted.
+    pub(crate) fn end(&self, state: &mut State, id: &Arc<str>, outcome: Outcome) {
+        let Some(job) = state.jobs.get_mut(id) else { return };
+        if job.ended.is_some() {
+            return;
+        }
+        job.ended = Some(Instant::now());
+        job.proofs.clear();
+        let kind = job.kind;
+        if let Err(e) = self.journal.lock().unwrap_or_else(|p| p.into_inner()).end(id, &outcome) {
+            tracing::error!(job = %id, "could not journal the end of the job: {e}; after a restart it runs again");
+        }
+        match &outcome {
+            Outcome::Completed { .. } => state.ended[0] += 1,
+            Outcome::Failed(why) => {
+                tracing::warn!(job = %id, "failed: {why}");
+                state.ended[1] += 1;
+            }
+            Outcome::Cancelled => state.ended[2] += 1,
+        }
+        self.metrics.job_ended(kind, &outcome);
+        tracing::info!(job = %id, %kind, outcome = outcome.name(), "ended");
+        state.jobs.get_mut(id).expect("looked up above").outcome.send_replace(Some(outcome));
+        state.pending.retain(|key| key.job != *id);
+        state.ready.retain(|key, _| key.job != *id);
+        self.work.notify_all();
+    }
+
+    pub(crate) fn synthesis_worker(&self) {
+        loop {
+            let (key, circuit, input) = {
+                let mut state = self.lock();
+                let key = loop {
+                    if state.stopping {
+                        return;
+                    }
+                    if let Some(first) = state.pending.first() {
+                        // With two workers or more, NORMAL and LOW work leaves one free, so
+                        // that a WinningPoSt or WindowPoSt never waits for a synthesis.
+                        let keep_one = self.workers >= 2 && first.rank.0 < Priority::High;
+                        let worker_free = state.synthesizing.len() + usize::from(keep_one) < self.workers;
+                        if worker_free && state.in_flight_at_or_above(first) < self.ahead {
+                            break state.pending.pop_first().expect("looked at above");
+                        }
+                    }
+                    state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
+                };
+                state.synthesizing.insert(key.clone());
+                let job = state.jobs.get_mut(&key.job).expect("queued partitions belong to live jobs");
+                if job.started.is_none() {
+                    let now = Instant::now();
+                    job.started = Some(now);
+                    job.timings.queue_wait = now - job.submitted;
+                }
+                (key, job.circuit, Arc::clone(&job.input))
+            };
+            let span = tracing::info_span!("synthesis", job = %key.job, partition = key.partition);
+            let result = span.in_scope(|| self.synthesize(&circuit, &input, key.partition));
+            let mut state = self.lock();
+            state.synthesizing.remove(&key);
+            match result {
+                Ok((synthesized, load, took)) => {
+                    if let Some(job) = state.jobs.get_mut(&key.job).filter(|job| job.ended.is_none()) {
+                        job.timings.params_load += load;
+                        job.timings.synthesis += took;
+                        state.ready.insert(key, synthesized);
+                    }
+                }
+                // Stopping: the job stays in the journal and runs after the restart.
+                Err(_) if state.stopping => return,
+                Err(why) => {
+                    let why = format!("partition {} of {circuit}: {why}", key.partition);
+                    self.end(&mut state, &key.job, Outcome::Failed(why));
+                }
+            }
+            self.work.notify_all();
+        }
+    }
+
+    /// Synthesizes partition `partition` of `input`, holding the circuit's parameters and
+    /// the memory the partition takes; returns it with the time spent loading parameters
+    /// and synthesizing.
+    fn synthesize(
+        &self,
+        circuit: &CircuitSpec,
+        input: &[u8],
+        partition: usize,
+    ) -> Result<(Synthesized, Duration, Duration), String> {
+        let (lease, loaded) =
+            self.params.acquire(circuit, |bytes| self.reserve(bytes)).map_err(|e| format!("its parameters: {e}"))?;
+        if loaded.is_some() {
+            self.metrics.params_loaded(&circuit.to_string());
+        }
+        let shape = lease.srs.shape();
+        let mut reservation = self.reserve(self.params.partition_bytes(circuit, &shape))?;
+        let start = Instant::now();
+        let job = Job { circuit: circuit.to_string().into(), seed: partition as u64, input: input.to_vec().into() };
+        let synthesis = catch_unwind(AssertUnwindSafe(|| self.strategy.synthesize(std::slice::from_ref(&job))))
+            .map_err(|panic| format!("the strategy panicked: {}", panic_message(&*panic)))?
+            .map_err(|e| format!("synthesis failed: {e}"))?;
+        for warning in &synthesis.warnings {
+            tracing::warn!("strategy: {warning}");
+        }
+        let took = start.elapsed();
+        let [assignment]: [Assignment; 1] = synthesis
+            .assignments
+            .try_into()
+            .map_err(|a: Vec<Assignment>| format!("the strategy returned {} assignments for one job", a.len()))?;
+        let measured = in_flight_bytes(&assignment, &shape);
+        self.params.measured(circuit, measured);
+        reservation.resize(measured);
+        Ok((Synthesized { lease, reservation, assignment }, loaded.unwrap_or_default(), took))
+    }
+
+    pub(crate) fn device_worker(&self, d: usize) {
+        let dealloc = Dealloc::new();
+        loop {
+            let (key, synthesized, circuit) = {
+                let mut state = self.lock();
+                let (key, synthesized) = loop {
+                    if state.stopping || state.down[d].is_some() {
+                        return;
+                    }
+                    if let Some(entry) = state.ready.pop_first() {
+                        break entry;
+                    }
+                    state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
+                };
+                state.busy[d] = Some(Arc::clone(&key.job));
+                let circuit =
+                    state.jobs.get(&key.job).map(|job| job.circuit).expect("ready partitions belong to live jobs");
+                // Room for one more synthesis.
+                self.work.notify_all();
+                (key, synthesized, circuit)
+            };
+            let start = Instant::now();
+            let span = tracing::info_span!("prove", job = %key.job, partition = key.partition, device = d);
+            let Synthesized { lease, reservation, assignment } = synthesized;
+            let name = circuit.to_string();
+            let result = span.in_scope(|| {
+                self.devices[d].prove(&name, &lease.srs, assignment, self.config.pipeline.verify, &dealloc)
+            });
+            drop((lease, reservation));
+            let took = start.elapsed();
+            let mut state = self.lock();
+            state.busy[d] = None;
+            match result {
+                Ok(proof) => {
+                    state.proved[d] += 1;
+                    self.file_proof(&mut state, &key, proof, took);
+                }
+                Err(Fault::Device(why)) => self.device_failed(&mut state, d, &key, &circuit, why),
+                Err(Fault::Job(why)) => {
+                    let why = format!("partition {} of {circuit}: {why}", key.partition);
+                    self.end(&mut state, &key.job, Outcome::Failed(why));
+                }
+            }
+            self.work.notify_all();
+        }
+    }
+
+    /// Device `d` failed proving `key`: with another device up, it is marked down and the
+    /// partition is queued again (once per device at most); as the last one, it stays up
+    /// and the job fails.
+    fn device_failed(&self, state: &mut State, d: usize, key: &TaskKey, circuit: &CircuitSpec, why: String) {
+        let others_up = state.down.iter().enumerate().any(|(other, down)| other != d && down.is_none());
+        let why = format!("device {d} failed on partition {} of {circuit}: {why}", key.partition);
+        if !others_up {
+            self.end(state, &key.job, Outcome::Failed(why));
+            return;
+        }
+        tracing::error!("{why}; it is marked down and the partition goes to another device");
+        state.down[d] = Some(why.clone());
+        let devices = self.devices.len();
+        let Some(job) = state.jobs.get_mut(&key.job).filter(|job| job.ended.is_none()) else { return };
+        job.retries += 1;
+        if job.retries >= devices {
+            self.end(state, &key.job, Outcome::Failed(format!("{why}; retried on every device")));
+        } else {
+            state.pending.insert(key.clone());
+        }
+    }
+
+    /// Files a partition's proof with its job, and completes the job with its last one.
+    fn file_proof(&self, state: &mut State, key: &TaskKey, proof: Vec<u8>, took: Duration) {
+        let Some(job) = state.jobs.get_mut(&key.job).filter(|job| job.ended.is_none()) else { return };
+        job.timings.proving += took;
+        job.proofs[key.partition] = Some(proof);
+        if job.proofs.iter().all(Option::is_some) {
+            let proof = job.proofs.iter().flatten().flatten().copied().collect();
+            let timings = Timings { total: job.submitted.elapsed(), ..job.timings };
+            self.end(state, &key.job, Outcome::Completed { proof, timings });
+        }
+    }
+}
