@@ -33,8 +33,8 @@ count="${COUNT:-8}"
 backlog="${BACKLOG:-4}"
 circuits="${CIRCUITS:-porep snap winning-post window-post}"
 config="$work/bellhop.toml"
-printf '[params]\ndir = "%s"\n[backend]\nplugin = "%s"\n[synthesis]\nstrategy = "%s"\n[daemon]\nsynthesis_workers = %s\n' \
-    "$params" "${BACKEND:-cpu}" "${STRATEGY:-baseline}" "${WORKERS:-2}" >"$config"
+printf '[params]\ndir = "%s"\n[backend]\nplugin = "%s"\n[synthesis]\nstrategy = "%s"\n[daemon]\nsynthesis_workers = %s\nstate_dir = "%s"\n' \
+    "$params" "${BACKEND:-cpu}" "${STRATEGY:-baseline}" "${WORKERS:-2}" "$work/state" >"$config"
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 fil() { "$bh" --config "$config" fil "$@"; }

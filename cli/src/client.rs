@@ -1,7 +1,11 @@
 //! `bellhop client`: a `cuzk.v1.ProvingEngine` client for operators and scripts, against
 //! `bellhop serve` or cuzk's daemon.
 
-use std::{path::PathBuf, process::ExitCode, time::Instant};
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+    time::Instant,
+};
 
 use anyhow::{bail, Context as _, Result};
 use bellhop_filecoin::curio;
@@ -9,7 +13,7 @@ use bellhop_proto::v1::{
     self as pb, await_proof_response::Status as AwaitStatus, AwaitProofResponse, CancelProofRequest, EvictSrsRequest,
     GetMetricsRequest, GetStatusRequest, PreloadSrsRequest, ProveRequest,
 };
-use bellhop_server::client::{connect, submit_request, Client};
+use bellhop_server::client::{connect, submit_request};
 
 use super::Context;
 
@@ -59,6 +63,9 @@ enum Command {
         /// The parameter set.
         circuit: String,
     },
+    /// A bounded load on a daemon on loopback: mixed requests, duplicates, cancels and
+    /// malformed ones from CLIENTS connections; every outcome and proof checked.
+    Bench(super::load::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -135,14 +142,16 @@ fn report(result: &AwaitProofResponse) {
 pub(super) fn run(context: &Context, args: Args) -> Result<ExitCode> {
     let addr = args.addr.unwrap_or_else(|| context.config.daemon.listen.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(async move {
-        let mut client = connect(&addr).await?;
-        command(&mut client, args.command).await
-    })
+    runtime.block_on(command(&addr, &context.config.params.dir, args.command))
 }
 
-async fn command(client: &mut Client, command: Command) -> Result<ExitCode> {
+async fn command(addr: &str, params: &Path, command: Command) -> Result<ExitCode> {
+    if matches!(command, Command::Bench(_)) {
+        super::load::loopback_only(addr)?;
+    }
+    let client = &mut connect(addr).await?;
     match command {
+        Command::Bench(bench) => return super::load::run(addr, params, &bench).await,
         Command::Submit(args) => {
             for request in requests(&args)? {
                 let submitted = client.submit_proof(request).await?.into_inner();

@@ -6,6 +6,7 @@ mod client;
 mod conformance;
 mod demo;
 mod fil;
+mod load;
 mod params;
 mod plugins;
 mod prove;

@@ -14,14 +14,17 @@ pub struct Daemon {
     child: Child,
     /// Its gRPC address: `127.0.0.1:PORT` or `unix:///path`.
     pub addr: String,
+    /// Its HTTP status address (`127.0.0.1:PORT`), if served.
+    pub status: Option<String>,
     /// Its log (stderr).
     pub log: PathBuf,
 }
 
 impl Daemon {
     /// Starts `bellhop serve` with the config `toml`, listening on `listen` (`127.0.0.1:0`
-    /// for a free port, or `unix:///path`); `dir` holds its config and log.
-    pub fn start(dir: &Path, toml: &str, listen: &str) -> Self {
+    /// for a free port, or `unix:///path`), and with `status` on a free loopback port for
+    /// HTTP too; `dir` holds its config and log.
+    pub fn start(dir: &Path, toml: &str, listen: &str, status: bool) -> Self {
         std::fs::create_dir_all(dir).unwrap();
         let config = dir.join("bellhop.toml");
         std::fs::write(&config, toml).unwrap();
@@ -29,7 +32,7 @@ impl Daemon {
         let mut child = Command::new(build_dir().join("bellhop"))
             .args(["serve", "--config"])
             .arg(&config)
-            .args(["--listen", listen, "--status-listen", ""])
+            .args(["--listen", listen, "--status-listen", if status { "127.0.0.1:0" } else { "" }])
             .env_remove("BELLHOP_PLUGIN_DIR")
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
@@ -46,7 +49,14 @@ impl Daemon {
                 panic!("bellhop serve did not start: {line}\n{}", std::fs::read_to_string(&log).unwrap())
             })
             .to_string();
-        Self { child, addr, log }
+        let status = line.split("status on http://").nth(1).and_then(|rest| rest.split('/').next()).map(str::to_string);
+        Self { child, addr, status, log }
+    }
+
+    /// Kills the daemon with SIGKILL, as the OOM killer does, and reaps it.
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
     }
 
     /// Sends SIGTERM and waits (at most `limit`) for the daemon to exit.

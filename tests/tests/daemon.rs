@@ -78,11 +78,25 @@ fn fixture() -> &'static Fixture {
     })
 }
 
+/// The config of a daemon named `name`: the fixture's parameters, its own journal, and
+/// `extra` lines (`[daemon]` keys go in `daemon`).
+fn config(name: &str, daemon: &str, extra: &str) -> String {
+    let fixture = fixture();
+    let state = fixture.dir.join(name).join("state");
+    format!(
+        "[params]\ndir = {:?}\n[daemon]\nstate_dir = {:?}\n{daemon}\n{extra}",
+        fixture.params.display().to_string(),
+        state.display().to_string()
+    )
+}
+
 /// A daemon on `listen` with the fixture's parameters and `extra` config lines.
 fn daemon(name: &str, listen: &str, extra: &str) -> Daemon {
-    let fixture = fixture();
-    let config = format!("[params]\ndir = {:?}\n{extra}", fixture.params.display().to_string());
-    Daemon::start(&fixture.dir.join(name), &config, listen)
+    daemon_with(name, listen, "", extra)
+}
+
+fn daemon_with(name: &str, listen: &str, daemon: &str, extra: &str) -> Daemon {
+    Daemon::start(&fixture().dir.join(name), &config(name, daemon, extra), listen, false)
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -165,7 +179,7 @@ async fn wait_until_running(client: &mut Client) {
 #[test]
 fn duplicates_timeouts_cancellation_eviction_and_bad_requests() {
     let fixture = fixture();
-    let daemon = daemon("requests", "127.0.0.1:0", "[daemon]\nsynthesis_workers = 1\n");
+    let daemon = daemon_with("requests", "127.0.0.1:0", "synthesis_workers = 1", "");
     runtime().block_on(async {
         let mut client = connect(&daemon.addr).await.unwrap();
         let window = &fixture.window_requests;
@@ -299,7 +313,7 @@ fn duplicates_timeouts_cancellation_eviction_and_bad_requests() {
 #[test]
 fn a_winning_post_submitted_last_passes_a_window_post_backlog() {
     let fixture = fixture();
-    let daemon = daemon("priority", "127.0.0.1:0", "[daemon]\nsynthesis_workers = 1\n");
+    let daemon = daemon_with("priority", "127.0.0.1:0", "synthesis_workers = 1", "");
     runtime().block_on(async {
         let client = connect(&daemon.addr).await.unwrap();
         let start = Instant::now();
@@ -356,7 +370,7 @@ fn a_panicking_plugin_fails_its_job_and_the_daemon_serves_on() {
 #[test]
 fn sigterm_lets_the_running_job_finish_and_exits_0() {
     let fixture = fixture();
-    let daemon = daemon("sigterm", "127.0.0.1:0", "[daemon]\nshutdown_grace = \"2m\"\n");
+    let daemon = daemon_with("sigterm", "127.0.0.1:0", "shutdown_grace = \"2m\"", "");
     let addr = daemon.addr.clone();
     let rt = runtime();
     let (mut client, job) = rt.block_on(async {
@@ -373,4 +387,116 @@ fn sigterm_lets_the_running_job_finish_and_exits_0() {
     let result = rt.block_on(waiting).unwrap().unwrap().into_inner();
     let proof = completed(&result).to_vec();
     assert!(verify::verify(spec(Kind::WinningPost), &fixture.winning, None, &proof).unwrap());
+}
+
+#[test]
+fn kill_9_and_a_restart_lose_no_accepted_job() {
+    let fixture = fixture();
+    let config = config("kill9", "synthesis_workers = 1", "");
+    let dir = fixture.dir.join("kill9");
+    let ids: Vec<(usize, String)> =
+        (0..3).flat_map(|round| (0..2).map(move |k| (k, format!("w{round}-{k}")))).collect();
+    let first = Daemon::start(&dir, &config, "127.0.0.1:0", false);
+    let rt = runtime();
+    rt.block_on(async {
+        let mut client = connect(&first.addr).await.unwrap();
+        for (k, id) in &ids {
+            let submit = submit_request(&fixture.window_requests[*k], id, pb::Priority::Unspecified);
+            client.submit_proof(submit).await.unwrap();
+        }
+        let done = client.await_proof(AwaitProofRequest { job_id: "w0-0".into(), timeout_ms: 0 }).await.unwrap();
+        completed(&done.into_inner());
+    });
+    // Killed in the middle of the run: some jobs done, one likely on the device, some queued.
+    first.kill();
+    let second = Daemon::start(&dir, &config, "127.0.0.1:0", false);
+    rt.block_on(async {
+        let mut client = connect(&second.addr).await.unwrap();
+        let mut proofs = std::collections::HashMap::new();
+        for (_, id) in &ids {
+            let done = client.await_proof(AwaitProofRequest { job_id: id.clone(), timeout_ms: 0 }).await.unwrap();
+            proofs.insert(id.clone(), completed(&done.into_inner()).to_vec());
+        }
+        for round in 0..3 {
+            let both = [&proofs[&format!("w{round}-0")][..], &proofs[&format!("w{round}-1")][..]].concat();
+            assert!(verify::verify(spec(Kind::WindowPost), &fixture.window, None, &both).unwrap(), "round {round}");
+        }
+        alive(&mut client).await;
+    });
+    // Every job ended exactly once: one end record each in the journal.
+    let journal = std::fs::read_to_string(dir.join("state/journal")).unwrap();
+    for (_, id) in &ids {
+        let ends = journal
+            .lines()
+            .filter(|l| l.contains("\"record\":\"ended\"") && l.contains(&format!("\"id\":\"{id}\"")))
+            .count();
+        assert_eq!(ends, 1, "{id}:\n{journal}");
+    }
+}
+
+#[test]
+fn a_client_that_disconnects_mid_prove_does_not_stop_the_daemon() {
+    let fixture = fixture();
+    let daemon = daemon("disconnect", "127.0.0.1:0", "");
+    let rt = runtime();
+    rt.block_on(async {
+        let mut client = connect(&daemon.addr).await.unwrap();
+        let mut leaving = connect(&daemon.addr).await.unwrap();
+        let submit = submit_request(&fixture.winning_request, "left", pb::Priority::Unspecified);
+        let proving = tokio::spawn(async move { leaving.prove(ProveRequest { submit: Some(submit) }).await });
+        wait_until_running(&mut client).await;
+        proving.abort();
+        assert!(proving.await.unwrap_err().is_cancelled());
+        // The job goes on, and its result waits for whoever asks.
+        let done = client.await_proof(AwaitProofRequest { job_id: "left".into(), timeout_ms: 0 }).await.unwrap();
+        let proof = completed(&done.into_inner()).to_vec();
+        assert!(verify::verify(spec(Kind::WinningPost), &fixture.winning, None, &proof).unwrap());
+        completed(&prove(&mut client, &fixture.window_requests[0], "").await);
+        assert_eq!(alive(&mut client).await.total_proofs_completed, 2);
+    });
+}
+
+#[test]
+fn the_load_generator_checks_every_outcome_on_loopback_only() {
+    let fixture = fixture();
+    let dir = fixture.dir.join("load");
+    let daemon = Daemon::start(&dir, &config("load", "", ""), "127.0.0.1:0", true);
+    let files: Vec<PathBuf> =
+        [("winning", vec![fixture.winning_request.clone()]), ("window", fixture.window_requests.clone())]
+            .into_iter()
+            .map(|(name, requests)| {
+                let path = dir.join(format!("{name}.json"));
+                std::fs::write(&path, serde_json::to_vec(&requests).unwrap()).unwrap();
+                path
+            })
+            .collect();
+    let report = dir.join("report.json");
+    let status = daemon.status.clone().expect("the daemon serves its status");
+    let bench = |addr: &str| {
+        let mut command = std::process::Command::new(build_dir().join("bellhop"));
+        command.args(["client", "--addr", addr, "bench", "--clients", "8", "--count", "32"]);
+        command.args(["--duplicates", "0.2", "--cancels", "0.15", "--malformed", "0.15", "--seconds", "600"]);
+        for file in &files {
+            command.arg("--requests").arg(file);
+        }
+        command.arg("--params").arg(&fixture.params).arg("--json").arg(&report).args(["--status", &status]);
+        command.output().unwrap()
+    };
+    let refused = bench("10.1.2.3:9820");
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("loopback only"), "{refused:?}");
+    let ran = bench(&daemon.addr);
+    let out = format!("{}\n{}", String::from_utf8_lossy(&ran.stdout), String::from_utf8_lossy(&ran.stderr));
+    assert!(ran.status.success(), "{out}");
+    eprintln!("{out}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(report["operations"], 32);
+    assert_eq!(report["unverified"], 0);
+    assert_eq!(report["problems"].as_array().unwrap().len(), 0, "{report}");
+    for op in ["prove", "duplicate", "cancel", "malformed"] {
+        assert!(report["outcomes"][op].is_object(), "the seed draws every kind of operation: {report}");
+    }
+    let memory = &report["daemon_memory"];
+    let (budget, peak) = (memory["budget_bytes"].as_u64().unwrap(), memory["peak_reserved_bytes"].as_u64().unwrap());
+    assert!(peak > 0 && peak <= budget, "{memory}");
 }
