@@ -232,6 +232,7 @@ impl Engine {
             work: Condvar::new(),
             params: Arc::new(ParamCache::new(config.params.dir.clone(), config.memory.eviction_min_idle)),
             budget,
+            admission: Mutex::new(()),
             journal: Mutex::new(journal),
             metrics: Metrics::new(),
             strategy,
@@ -450,8 +451,13 @@ impl Engine {
     /// Loads the parameters of `circuit` and lets every device keep their bases.
     pub fn preload(&self, circuit: &CircuitSpec) -> Result<Preloaded, Refused> {
         self.shared.check_params(circuit)?;
-        let (lease, took) =
-            self.shared.params.acquire(circuit, |bytes| self.shared.reserve(bytes)).map_err(Refused::BadParams)?;
+        let (lease, took) = {
+            let _admission = self.shared.admission.lock().unwrap_or_else(|p| p.into_inner());
+            self.shared
+                .params
+                .acquire(circuit, |bytes| self.shared.reserve(bytes, circuit))
+                .map_err(Refused::BadParams)?
+        };
         if took.is_some() {
             self.shared.metrics.params_loaded(&circuit.to_string());
         }

@@ -105,15 +105,19 @@ impl ParamCache {
         Ok(self.dir.join(circuit.params_file_name().map_err(|e| e.to_string())?))
     }
 
-    /// The bytes `circuit` needs in memory to prove one partition: its parameter set
-    /// (none if resident) and one partition in flight.
+    /// The shape of `circuit`'s parameters: the resident set's, else read from its file.
+    pub(crate) fn shape(&self, circuit: &CircuitSpec) -> Result<Shape, String> {
+        if let Some(set) = self.lock().get(circuit) {
+            return Ok(set.srs.shape());
+        }
+        Shape::read(&self.path(circuit)?, &circuit.to_string()).map_err(|e| e.to_string())
+    }
+
+    /// The bytes `circuit` needs in memory to prove one partition: its parameter set and
+    /// one partition in flight.
     pub(crate) fn need(&self, circuit: &CircuitSpec) -> Result<u64, String> {
-        let (shape, resident) = match self.lock().get(circuit) {
-            Some(set) => (set.srs.shape(), true),
-            None => (Shape::read(&self.path(circuit)?, &circuit.to_string()).map_err(|e| e.to_string())?, false),
-        };
-        let set = if resident { 0 } else { shape.resident_bytes() };
-        Ok(set + self.partition_bytes(circuit, &shape))
+        let shape = self.shape(circuit)?;
+        Ok(shape.resident_bytes() + self.partition_bytes(circuit, &shape))
     }
 
     /// What one partition of `circuit` holds while in flight: the estimate from the
@@ -174,12 +178,12 @@ impl ParamCache {
     }
 
     /// Drops the least recently used set that no partition uses and that has been idle
-    /// for `[memory] eviction_min_idle`, if there is one.
-    pub(crate) fn evict_idle(&self) -> Option<Dropped> {
+    /// for `[memory] eviction_min_idle`, other than `keep`'s, if there is one.
+    pub(crate) fn evict_idle(&self, keep: &CircuitSpec) -> Option<Dropped> {
         let mut sets = self.lock();
         let (circuit, _) = sets
             .iter()
-            .filter(|(_, set)| set.users == 0 && set.last_used.elapsed() >= self.min_idle)
+            .filter(|(c, set)| *c != keep && set.users == 0 && set.last_used.elapsed() >= self.min_idle)
             .min_by_key(|(_, set)| set.last_used)?;
         let circuit = *circuit;
         sets.remove(&circuit).map(|set| Dropped::from(circuit, set))

@@ -116,6 +116,8 @@ pub(crate) struct Shared {
     pub(crate) work: Condvar,
     pub(crate) params: Arc<ParamCache>,
     pub(crate) budget: Arc<Budget>,
+    /// Held while memory is reserved for a partition and its parameters.
+    pub(crate) admission: Mutex<()>,
     pub(crate) journal: Mutex<Journal>,
     pub(crate) metrics: Metrics,
     pub(crate) strategy: Box<dyn Strategy>,
@@ -200,9 +202,10 @@ impl Shared {
         state.jobs.retain(|_, job| job.ended.is_none_or(|ended| ended.elapsed() < keep));
     }
 
-    /// `bytes` of the memory budget, waiting for room (and evicting idle parameter sets
-    /// for it) as long as the engine runs.
-    pub(crate) fn reserve(&self, bytes: u64) -> Result<Reservation, String> {
+    /// `bytes` of the memory budget for work on `circuit`, waiting for room (and evicting
+    /// idle parameter sets of other circuits for it) as long as the engine runs. Callers
+    /// hold `admission`, so that one waits at a time, holding nothing else half taken.
+    pub(crate) fn reserve(&self, bytes: u64, circuit: &CircuitSpec) -> Result<Reservation, String> {
         if bytes > self.budget.limit() {
             return Err(format!("{bytes} bytes do not fit the [memory] budget of {} bytes", self.budget.limit()));
         }
@@ -210,7 +213,7 @@ impl Shared {
             if let Some(reservation) = self.budget.try_reserve(bytes) {
                 return Ok(reservation);
             }
-            if let Some(dropped) = self.params.evict_idle() {
+            if let Some(dropped) = self.params.evict_idle(circuit) {
                 self.release(dropped);
                 continue;
             }
@@ -319,13 +322,23 @@ impl Shared {
         input: &[u8],
         partition: usize,
     ) -> Result<(Synthesized, Duration, Duration), String> {
-        let (lease, loaded) =
-            self.params.acquire(circuit, |bytes| self.reserve(bytes)).map_err(|e| format!("its parameters: {e}"))?;
+        let (lease, loaded, mut reservation) = {
+            // The partition's memory first, then its parameters: a worker waiting for room
+            // holds no parameter set in use, and only one worker waits at a time, so what
+            // each needs (checked against the budget at submission) is always found.
+            let _admission = self.admission.lock().unwrap_or_else(|p| p.into_inner());
+            let shape = self.params.shape(circuit).map_err(|e| format!("its parameters: {e}"))?;
+            let reservation = self.reserve(self.params.partition_bytes(circuit, &shape), circuit)?;
+            let (lease, loaded) = self
+                .params
+                .acquire(circuit, |bytes| self.reserve(bytes, circuit))
+                .map_err(|e| format!("its parameters: {e}"))?;
+            (lease, loaded, reservation)
+        };
         if loaded.is_some() {
             self.metrics.params_loaded(&circuit.to_string());
         }
         let shape = lease.srs.shape();
-        let mut reservation = self.reserve(self.params.partition_bytes(circuit, &shape))?;
         let start = Instant::now();
         let job = Job { circuit: circuit.to_string().into(), seed: partition as u64, input: input.to_vec().into() };
         let synthesis = catch_unwind(AssertUnwindSafe(|| self.strategy.synthesize(std::slice::from_ref(&job))))
