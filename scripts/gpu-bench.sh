@@ -17,7 +17,7 @@
 # OpenCL, supraseal-c2 (the bundle's bellperson-peer-* builds).
 # Each stage fits one 10-minute call: run them as two calls with the same WORK directory
 # (kept between the calls) and the second prints the table of both.
-# Stage `daemon`: see below.
+# Stages `daemon` and `engines`: see below.
 # Results go to $WORK (default: a new temporary directory) and, as results.tgz, to $OUT.
 set -euo pipefail
 bundle="$(cd "${1:-$(dirname "$0")}" && pwd)"
@@ -157,6 +157,14 @@ if [[ " $stages " == *" daemon "* ]]; then
     [[ -x "$bundle/cuzk-bench" ]] && cuzk_bench="$bundle/cuzk-bench"
     BELLHOP="$bh" BACKEND="${DAEMON_BACKEND:-cuda}" PARAMS="$work/filecoin-params" WORK="$work/daemon" \
         CUZK_BENCH="$cuzk_bench" WORKERS="${WORKERS:-4}" "$bundle/daemon-e2e.sh" || status=1
+    [[ " $stages " == *" ours "* ]] || exit $status
+fi
+
+# Stage `engines` (after `daemon`, same WORK): Bellhop's daemon and cuzk's on this GPU with
+# the same client and jobs (scripts/engines-bench.sh; needs cuzk-daemon in the bundle).
+if [[ " $stages " == *" engines "* ]]; then
+    INPUTS="$work/daemon" PARAMS="$work/filecoin-params" WORK="$work/engines" BACKEND="${DAEMON_BACKEND:-cuda}" \
+        "$bundle/engines-bench.sh" || status=1
     [[ " $stages " == *" ours "* ]] || exit $status
 fi
 

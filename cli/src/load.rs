@@ -255,6 +255,7 @@ struct Report {
     proofs_per_minute: f64,
     outcomes: BTreeMap<String, BTreeMap<String, usize>>,
     latency: BTreeMap<String, Latency>,
+    latency_by_priority: BTreeMap<String, Latency>,
     unverified: usize,
     problems: Vec<String>,
     daemon_memory: Option<serde_json::Value>,
@@ -325,6 +326,7 @@ pub(super) async fn run(addr: &str, params: &Path, args: &Args) -> Result<ExitCo
     let mut problems = Vec::new();
     let mut outcomes: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     let mut latencies: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut by_priority: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut by_id: HashMap<String, Vec<u8>> = HashMap::new();
     let mut unverified = 0;
     let mut completed_jobs = 0;
@@ -339,6 +341,9 @@ pub(super) async fn run(addr: &str, params: &Path, args: &Args) -> Result<ExitCo
                     continue;
                 }
                 latencies.entry(kind).or_default().push(d.latency.as_secs_f64());
+                if let Op::Prove { priority, .. } = &d.op {
+                    by_priority.entry(priority.as_str_name().to_lowercase()).or_default().push(d.latency.as_secs_f64());
+                }
                 if !verifies(&checks[d.op.request()], &d.proof) {
                     unverified += 1;
                     problems.push(format!("{id}: the proof does not verify"));
@@ -365,19 +370,16 @@ pub(super) async fn run(addr: &str, params: &Path, args: &Args) -> Result<ExitCo
             }
         }
     }
-    let latency = latencies
-        .into_iter()
-        .map(|(kind, mut v)| {
-            v.sort_by(f64::total_cmp);
-            let l = Latency {
-                count: v.len(),
-                p50_s: percentile(&v, 0.5),
-                p99_s: percentile(&v, 0.99),
-                max_s: v[v.len() - 1],
-            };
-            (kind, l)
-        })
-        .collect();
+    let summarize = |samples: BTreeMap<String, Vec<f64>>| -> BTreeMap<String, Latency> {
+        samples
+            .into_iter()
+            .map(|(key, mut v)| {
+                v.sort_by(f64::total_cmp);
+                let (p50_s, p99_s, max_s) = (percentile(&v, 0.5), percentile(&v, 0.99), v[v.len() - 1]);
+                (key, Latency { count: v.len(), p50_s, p99_s, max_s })
+            })
+            .collect()
+    };
     let report = Report {
         clients: args.clients,
         operations: done.len(),
@@ -386,7 +388,8 @@ pub(super) async fn run(addr: &str, params: &Path, args: &Args) -> Result<ExitCo
         completed_jobs,
         proofs_per_minute: 60.0 * partitions as f64 / seconds,
         outcomes,
-        latency,
+        latency: summarize(latencies),
+        latency_by_priority: summarize(by_priority),
         unverified,
         problems,
         daemon_memory: memory,
@@ -413,9 +416,9 @@ fn print_report(report: &Report) {
         let list: Vec<String> = outcomes.iter().map(|(o, n)| format!("{o} {n}")).collect();
         println!("  {op:<10} {}", list.join(", "));
     }
-    for (kind, l) in &report.latency {
+    for (key, l) in report.latency.iter().chain(&report.latency_by_priority) {
         println!(
-            "  latency {kind:<20} n {:>4}  p50 {:>7.3} s  p99 {:>7.3} s  max {:>7.3} s",
+            "  latency {key:<22} n {:>4}  p50 {:>7.3} s  p99 {:>7.3} s  max {:>7.3} s",
             l.count, l.p50_s, l.p99_s, l.max_s
         );
     }
