@@ -430,3 +430,19 @@ fn print_report(report: &Report) {
         println!("  PROBLEM: {problem}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::loopback_only;
+
+    #[test]
+    fn only_loopback_addresses_and_unix_sockets_are_accepted() {
+        for addr in ["127.0.0.1:9820", "http://127.0.0.1:9820/", "[::1]:9820", "unix:///run/bellhop.sock"] {
+            loopback_only(addr).unwrap();
+        }
+        for addr in ["10.1.2.3:9820", "http://192.0.2.1:9820", "0.0.0.0:9820"] {
+            let refused = loopback_only(addr).unwrap_err().to_string();
+            assert!(refused.contains("loopback only"), "{refused}");
+        }
+    }
+}

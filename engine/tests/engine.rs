@@ -17,9 +17,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
 const SMALL: &str = "chain:1024";
-const LARGE: &str = "chain:16384";
+const LARGE: &str = "chain:4096";
 /// Three circuits whose parameter sets do not fit the budget together.
-const COMPETING: [&str; 3] = ["chain:8192", "chain:12288", LARGE];
+const COMPETING: [&str; 3] = ["chain:2048", "chain:3072", LARGE];
 
 /// A parameter directory with the parameters of both circuits, made once.
 fn params_dir() -> &'static Path {
@@ -207,10 +207,10 @@ async fn with_two_workers_a_critical_job_waits_for_no_synthesis() {
 #[tokio::test]
 async fn missing_parameters_are_refused_with_the_file_and_the_fix() {
     let engine = engine(1, 0.0);
-    let Err(Refused::MissingParams { path, how, .. }) = engine.submit(request("chain:2048", 1)) else { panic!() };
-    assert!(path.ends_with("bellhop-chain-2048.params"), "{path}");
-    assert!(how.contains("bellhop params gen chain:2048"), "{how}");
-    assert!(engine.preload(&"chain:2048".parse().unwrap()).is_err());
+    let Err(Refused::MissingParams { path, how, .. }) = engine.submit(request("chain:512", 1)) else { panic!() };
+    assert!(path.ends_with("bellhop-chain-512.params"), "{path}");
+    assert!(how.contains("bellhop params gen chain:512"), "{how}");
+    assert!(engine.preload(&"chain:512".parse().unwrap()).is_err());
 }
 
 #[tokio::test]
