@@ -18,7 +18,8 @@
 # baseline), CIRCUITS (default "porep snap winning-post window-post"), COUNT (default 8),
 # BACKLOG (default 4), WORKERS (synthesis workers, default 2), CUZK_BENCH, WORK.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here/.."
 if [[ -z "${BELLHOP:-}" ]]; then
     cargo build --release --locked -p bellhop
     BELLHOP=target/release/bellhop
@@ -123,41 +124,13 @@ fi
 if [[ -n "${CUZK_BENCH:-}" ]]; then
     echo "== cuzk's own client (cuzk-bench) against bellhop serve"
     cb() { "$CUZK_BENCH" --addr "http://$addr" "$@"; }
-    # cuzk-bench takes a C1 file, a JSON list of base64 vanilla proofs and hex values.
-    field() {
-        python3 -c '
-import base64, json, sys
-r = json.load(open(sys.argv[1]))[0]
-v = r.get(sys.argv[2], "")
-if sys.argv[3] == "hex": print(base64.b64decode(v).hex())
-elif sys.argv[3] == "raw": sys.stdout.buffer.write(base64.b64decode(v))
-elif sys.argv[3] == "list": json.dump(v, sys.stdout)
-else: print(v)' "$@"
-    }
     cb status
     cb metrics | head -5
     for circuit in $circuits; do
-        r="$work/$circuit.requests.json"
-        case $circuit in
-            porep)
-                field "$r" vanilla_proof raw >"$work/porep.c1-curio.json"
-                args=(-t porep --c1 "$work/porep.c1-curio.json" --sector-num "$(field "$r" sector_number plain)")
-                ;;
-            snap)
-                field "$r" vanilla_proofs list >"$work/snap.vanilla.json"
-                args=(-t snap --vanilla "$work/snap.vanilla.json" --registered-proof "$(field "$r" registered_proof plain)"
-                    --comm-r-old "$(field "$r" comm_r_old hex)" --comm-r-new "$(field "$r" comm_r_new hex)"
-                    --comm-d-new "$(field "$r" comm_d_new hex)")
-                ;;
-            winning-post | window-post)
-                field "$r" vanilla_proofs list >"$work/$circuit.vanilla.json"
-                args=(-t "$([[ $circuit == winning-post ]] && echo winning || echo wpost)" --vanilla "$work/$circuit.vanilla.json"
-                    --registered-proof "$(field "$r" registered_proof plain)" --randomness "$(field "$r" randomness hex)")
-                ;;
-        esac
-        cb single "${args[@]}" --miner-id 1000 | tee "$work/$circuit.cuzk-single.txt"
+        mapfile -t args < <("$here/cuzk-bench-args.py" "$work/$circuit.requests.json" "$circuit" "$work")
+        cb single "${args[@]}" | tee "$work/$circuit.cuzk-single.txt"
         grep -q COMPLETED "$work/$circuit.cuzk-single.txt" || status=1
-        cb batch "${args[@]}" --miner-id 1000 -c 4 -j 2 | tee "$work/$circuit.cuzk-batch.txt"
+        cb batch "${args[@]}" -c 4 -j 2 | tee "$work/$circuit.cuzk-batch.txt"
         grep -q "completed:     4" "$work/$circuit.cuzk-batch.txt" || status=1
     done
 fi

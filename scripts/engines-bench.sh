@@ -32,38 +32,6 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 exec > >(tee -a "$work/log.txt") 2>&1
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname): $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 
-# cuzk-bench's arguments for a kind, from the request file bellhop fil request wrote.
-field() {
-    python3 -c '
-import base64, json, sys
-r = json.load(open(sys.argv[1]))[0]
-v = r.get(sys.argv[2], "")
-if sys.argv[3] == "hex": print(base64.b64decode(v).hex())
-elif sys.argv[3] == "raw": sys.stdout.buffer.write(base64.b64decode(v))
-elif sys.argv[3] == "list": json.dump(v, sys.stdout)
-else: print(v)' "$@"
-}
-args_of() {
-    local circuit=$1 r="$inputs/$1.requests.json"
-    case $circuit in
-        porep)
-            field "$r" vanilla_proof raw >"$work/porep.c1.json"
-            echo -t porep --c1 "$work/porep.c1.json" --sector-num "$(field "$r" sector_number plain)" --miner-id 1000
-            ;;
-        snap)
-            field "$r" vanilla_proofs list >"$work/snap.vanilla.json"
-            echo -t snap --vanilla "$work/snap.vanilla.json" --registered-proof "$(field "$r" registered_proof plain)" \
-                --comm-r-old "$(field "$r" comm_r_old hex)" --comm-r-new "$(field "$r" comm_r_new hex)" \
-                --comm-d-new "$(field "$r" comm_d_new hex)"
-            ;;
-        winning-post | window-post)
-            field "$r" vanilla_proofs list >"$work/$circuit.vanilla.json"
-            echo -t "$([[ $circuit == winning-post ]] && echo winning || echo wpost)" --vanilla "$work/$circuit.vanilla.json" \
-                --registered-proof "$(field "$r" registered_proof plain)" --randomness "$(field "$r" randomness hex)" --miner-id 1000
-            ;;
-    esac
-}
-
 # The largest GPU memory the process `$1` held, sampled until it exits, into file `$2`.
 sample_gpu() {
     local pid=$1 out=$2 peak=0 used
@@ -122,7 +90,7 @@ for daemon in ${DAEMONS:-bellhop cuzk}; do
     start_daemon "$daemon" || { status=1; continue; }
     first_circuit=1
     for circuit in $circuits; do
-        read -r -a args <<<"$(args_of "$circuit")"
+        mapfile -t args < <("$here/cuzk-bench-args.py" "$inputs/$circuit.requests.json" "$circuit" "$work")
         "$cuzk_bench" --addr "http://$addr" single "${args[@]}" >"$dir/$circuit.single.txt" 2>&1 || true
         if [[ $first_circuit == 1 ]]; then
             echo "first proof ($circuit) after the daemon's start: $(since "$t0") s" | tee "$dir/first.txt"
@@ -149,8 +117,8 @@ for daemon in ${DAEMONS:-bellhop cuzk}; do
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$daemon" "$circuit" "$first" "$per_minute" "$p50" "$p99" "$verdict" >>"$results"
     done
     if [[ " $circuits " == *" porep "* && " $circuits " == *" winning-post "* ]]; then
-        read -r -a porep_args <<<"$(args_of porep)"
-        read -r -a winning_args <<<"$(args_of winning-post)"
+        mapfile -t porep_args < <("$here/cuzk-bench-args.py" "$inputs/porep.requests.json" porep "$work")
+        mapfile -t winning_args < <("$here/cuzk-bench-args.py" "$inputs/winning-post.requests.json" winning-post "$work")
         "$cuzk_bench" --addr "http://$addr" batch "${porep_args[@]}" -c "$backlog" -j "$backlog" >"$dir/backlog.txt" 2>&1 &
         backlog_pid=$!
         sleep 0.5

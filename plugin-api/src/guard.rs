@@ -13,15 +13,20 @@ pub(crate) fn guard<T>(call: &str, f: impl FnOnce() -> Result<T, PluginError>) -
     // error tells the host so, and the host drops the context rather than reuse it.
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result.into(),
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-string panic payload".into());
-            RResult::RErr(PluginError::new(ErrorKind::PANIC, format!("the plugin panicked in `{call}`: {what}")))
-        }
+        Err(payload) => RResult::RErr(PluginError::new(
+            ErrorKind::PANIC,
+            format!("the plugin panicked in `{call}`: {}", panic_message(&*payload)),
+        )),
     }
+}
+
+/// The message a caught panic carries (`panic!`'s text), for an error that replaces it.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 #[cfg(test)]

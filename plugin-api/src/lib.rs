@@ -31,6 +31,7 @@ pub use convert::SameLayout;
 #[cfg(feature = "blstrs")]
 pub use convert::{cast, cast_slice, cast_slice_mut, cast_vec};
 pub use error::{ErrorKind, PluginError};
+pub use guard::panic_message;
 pub use info::{
     BuildInfo, Capabilities, Description, DeviceInfo, DeviceMemory, OpenRequest, PhaseTiming, PluginHeader, PluginInfo,
     PluginKind, PLUGIN_HEADER_SYMBOL, PLUGIN_MAGIC,
