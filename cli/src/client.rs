@@ -146,12 +146,12 @@ pub(super) fn run(context: &Context, args: Args) -> Result<ExitCode> {
 }
 
 async fn command(addr: &str, params: &Path, command: Command) -> Result<ExitCode> {
-    if matches!(command, Command::Bench(_)) {
-        super::load::loopback_only(addr)?;
+    if let Command::Bench(bench) = &command {
+        return super::load::run(addr, params, bench).await;
     }
     let client = &mut connect(addr).await?;
     match command {
-        Command::Bench(bench) => return super::load::run(addr, params, &bench).await,
+        Command::Bench(_) => unreachable!("run above"),
         Command::Submit(args) => {
             for request in requests(&args)? {
                 let submitted = client.submit_proof(request).await?.into_inner();

@@ -19,7 +19,7 @@ use bellhop_host::{
     prover::{self, ProveError},
     session::OpenedBackend,
 };
-use bellhop_plugin_api::{strategy::Assignment, Capabilities};
+use bellhop_plugin_api::{strategy::Assignment, Capabilities, ErrorKind};
 
 /// One configured device.
 pub(crate) struct Device {
@@ -48,27 +48,20 @@ pub(crate) enum Fault {
     Job(String),
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
-}
-
-/// Opens the backend on every device of `[backend] devices` (by default every device the
-/// backend describes, else `[backend] device`). A device that fails to open is kept,
-/// marked down; if every one fails, the first error is returned.
+/// Opens the backend on every device of `[backend] devices` (without it: `[backend]
+/// device` if set, else every device the backend describes, else device 0). A device that
+/// fails to open is kept, marked down; if every one fails, the first error is returned.
 pub(crate) fn open_all(config: &Config, plugin_dir: &Path) -> anyhow::Result<Vec<Device>> {
-    let indices = match &config.backend.devices {
-        Some(indices) if !indices.is_empty() => indices.clone(),
-        Some(_) => anyhow::bail!("[backend] devices is empty: list at least one device, or leave it out"),
-        None => {
+    let indices = match (&config.backend.devices, config.backend.device) {
+        (Some(indices), _) if !indices.is_empty() => indices.clone(),
+        (Some(_), _) => anyhow::bail!("[backend] devices is empty: list at least one device, or leave it out"),
+        (None, Some(device)) => vec![device],
+        (None, None) => {
             let described: Vec<u32> = Plugin::<Backends>::find(&config.backend.plugin, plugin_dir)
                 .map(|plugin| plugin.info.devices.iter().map(|d| d.index).collect())
                 .unwrap_or_default();
             if described.is_empty() {
-                vec![config.backend.device]
+                vec![0]
             } else {
                 described
             }
@@ -106,6 +99,9 @@ impl Device {
     /// for every proof otherwise).
     pub(crate) fn keep(&self, srs: &Arc<Srs>) -> anyhow::Result<()> {
         let backend = self.backend.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
+        if backend.keeps(srs) {
+            return Ok(());
+        }
         if backend.capabilities.contains(Capabilities::GPU) {
             if let Some(memory) = backend.memory() {
                 // Kept bases take their size on the device, and MSMs need room beside them.
@@ -169,7 +165,9 @@ impl Device {
             }
             prover::prove(backend.as_ref(), srs, assignment, blinding, circuit, dealloc)
         }))
-        .map_err(|panic| Fault::Device(format!("the backend panicked: {}", panic_message(&*panic))))?;
+        .map_err(|panic| {
+            Fault::Device(format!("the backend panicked: {}", bellhop_plugin_api::panic_message(&*panic)))
+        })?;
         let (proof, public_inputs) = proved.map_err(fault)?;
         if verify {
             prover::verify(srs, &proof, &public_inputs, circuit).map_err(fault)?;
@@ -178,12 +176,37 @@ impl Device {
     }
 }
 
-/// Whether a proof error is the device's or the job's.
+/// Whether a proof error is the device's or the job's: a backend that refuses its input
+/// or options, or does not support what was asked, would refuse it on any device.
 fn fault(error: ProveError) -> Fault {
-    match error {
+    match &error {
+        ProveError::Backend { error: e, .. }
+            if [ErrorKind::INVALID_INPUT, ErrorKind::UNSUPPORTED, ErrorKind::OPTIONS].contains(&e.kind) =>
+        {
+            Fault::Job(error.to_string())
+        }
         ProveError::Backend { .. } | ProveError::Unverified { .. } => Fault::Device(error.to_string()),
         ProveError::Params(_) | ProveError::SubvertedParameters | ProveError::Verifier { .. } => {
             Fault::Job(error.to_string())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bellhop_plugin_api::PluginError;
+
+    use super::*;
+
+    #[test]
+    fn refused_input_is_the_job_s_fault_and_a_failing_device_the_device_s() {
+        let backend = |kind| ProveError::Backend { phase: "msm", error: PluginError::new(kind, "why") };
+        for kind in [ErrorKind::INVALID_INPUT, ErrorKind::UNSUPPORTED, ErrorKind::OPTIONS] {
+            assert!(matches!(fault(backend(kind)), Fault::Job(_)));
+        }
+        for kind in [ErrorKind::DEVICE, ErrorKind::NO_DEVICE, ErrorKind::PANIC, ErrorKind::INTERNAL] {
+            assert!(matches!(fault(backend(kind)), Fault::Device(_)));
+        }
+        assert!(matches!(fault(ProveError::Unverified { circuit: "chain:1024".into() }), Fault::Device(_)));
     }
 }

@@ -13,6 +13,7 @@ use std::{
 };
 
 use base64::Engine as _;
+use bellhop_plugin_api::dirs::write_atomically;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -25,8 +26,8 @@ pub(crate) struct Accepted {
     pub(crate) circuit: String,
     pub(crate) partitions: usize,
     pub(crate) priority: Priority,
-    /// Hex of the payload's digest (what makes a repeated id the same job).
-    pub(crate) digest: String,
+    /// The payload's digest (what makes a repeated id the same job).
+    pub(crate) digest: [u8; 32],
     /// Milliseconds since the Unix epoch.
     pub(crate) at_ms: u64,
 }
@@ -73,9 +74,12 @@ fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn checksum(json: &str) -> String {
-    let digest = Sha256::digest(json.as_bytes());
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(json.as_bytes())[..8])
 }
 
 fn line(record: &Record) -> String {
@@ -91,25 +95,15 @@ fn parse(text: &str) -> Result<Record, String> {
     serde_json::from_str(json).map_err(|e| e.to_string())
 }
 
-/// Writes `bytes` to `path` and syncs it (through a temporary file and a rename).
+/// Writes `bytes` to `path` whole and syncs it, the file and the directory's entry.
 fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    let mut file = File::create(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    fs::rename(&tmp, path)?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")))
-}
-
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
+    write_atomically(path, bytes)?;
+    File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
 }
 
 /// Where job `id`'s input is kept: named by a digest of the id, which may hold any text.
 fn input_path(dir: &Path, id: &str) -> PathBuf {
-    let digest = Sha256::digest(id.as_bytes());
-    let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    dir.join("inputs").join(name)
+    dir.join("inputs").join(hex(&Sha256::digest(id.as_bytes())[..16]))
 }
 
 impl Journal {
@@ -140,6 +134,8 @@ impl Journal {
                         if !accepted.contains_key(&job.id) {
                             order.push(job.id.clone());
                         }
+                        // An id accepted again after its first job ended is a new job.
+                        ended.remove(&job.id);
                         accepted.insert(job.id.clone(), job);
                     }
                     Ok(Record::Ended { id, at_ms, ended: how }) => {
@@ -236,7 +232,7 @@ mod tests {
             circuit: "chain:1024".into(),
             partitions: 2,
             priority: Priority::Normal,
-            digest: "00".into(),
+            digest: [7; 32],
             at_ms: now_ms(),
         }
     }
@@ -279,5 +275,22 @@ mod tests {
         // Ended jobs older than `keep` are forgotten.
         let (_, fresh, _) = Journal::open(dir.path(), Duration::ZERO).unwrap();
         assert_eq!(fresh.len(), 1);
+    }
+
+    #[test]
+    fn an_id_accepted_again_after_its_job_ended_is_a_new_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = Duration::from_secs(3600);
+        {
+            let (mut journal, _, _) = Journal::open(dir.path(), keep).unwrap();
+            journal.accept(&accepted("a"), b"first").unwrap();
+            journal.end("a", &Outcome::Cancelled).unwrap();
+            journal.accept(&accepted("a"), b"second").unwrap();
+        }
+        let (_, recovered, damaged) = Journal::open(dir.path(), keep).unwrap();
+        assert!(damaged.is_empty());
+        assert_eq!(recovered.len(), 1);
+        assert!(recovered[0].ended.is_none(), "the second job has not ended");
+        assert_eq!(recovered[0].input.as_deref(), Some(&b"second"[..]));
     }
 }

@@ -242,13 +242,8 @@ impl Engine {
             started: Instant::now(),
             config: config.clone(),
         });
-        let journal = JournalStatus {
-            state_dir: state_dir.display().to_string(),
-            requeued: recovered.iter().filter(|r| r.ended.is_none()).count(),
-            kept: recovered.iter().filter(|r| r.ended.is_some()).count(),
-            damaged,
-        };
-        shared.recover(recovered);
+        let (requeued, kept) = shared.recover(recovered);
+        let journal = JournalStatus { state_dir: state_dir.display().to_string(), requeued, kept, damaged };
         let mut threads = Vec::new();
         for n in 0..workers {
             let shared = Arc::clone(&shared);
@@ -279,6 +274,8 @@ impl Engine {
             return Err(Refused::Invalid(format!("the input of {} makes no partitions to prove", request.circuit)));
         }
         let digest = request.digest();
+        // Before the state lock: it may read the parameter file's header.
+        let params = shared.check_params(&request.circuit);
         let mut state = shared.lock();
         if !state.accepting {
             return Err(Refused::ShuttingDown);
@@ -299,7 +296,7 @@ impl Engine {
                 existing: true,
             });
         }
-        shared.check_params(&request.circuit)?;
+        params?;
         let kind = JobKind::of(&request.circuit);
         let priority = request.priority.unwrap_or_else(|| Priority::default_for(kind));
         let accepted = Accepted {
@@ -307,7 +304,7 @@ impl Engine {
             circuit: request.circuit.to_string(),
             partitions: request.partitions,
             priority,
-            digest: digest.iter().map(|b| format!("{b:02x}")).collect(),
+            digest,
             at_ms: Journal::stamp(),
         };
         shared
@@ -451,13 +448,7 @@ impl Engine {
     /// Loads the parameters of `circuit` and lets every device keep their bases.
     pub fn preload(&self, circuit: &CircuitSpec) -> Result<Preloaded, Refused> {
         self.shared.check_params(circuit)?;
-        let (lease, took) = {
-            let _admission = self.shared.admission.lock().unwrap_or_else(|p| p.into_inner());
-            self.shared
-                .params
-                .acquire(circuit, |bytes| self.shared.reserve(bytes, circuit))
-                .map_err(Refused::BadParams)?
-        };
+        let (lease, took, _) = self.shared.acquire_params(circuit, false).map_err(Refused::BadParams)?;
         if took.is_some() {
             self.shared.metrics.params_loaded(&circuit.to_string());
         }
@@ -549,7 +540,6 @@ impl JobEntry {
             submitted: Instant::now(),
             started: None,
             proofs: vec![None; partitions],
-            retries: 0,
             timings: Timings::default(),
             ended: None,
             outcome: watch::Sender::new(None),
@@ -560,10 +550,11 @@ impl JobEntry {
 impl Shared {
     /// Takes back the jobs the journal held: those that ended are kept as they ended,
     /// the others are queued again (their inputs read back; a lost one fails the job).
-    fn recover(&self, recovered: Vec<journal::Recovered>) {
+    /// Returns how many were queued again and how many kept.
+    fn recover(&self, recovered: Vec<journal::Recovered>) -> (usize, usize) {
         let mut state = self.lock();
-        for job in recovered {
-            let accepted = job.accepted;
+        let (mut requeued, mut kept) = (0, 0);
+        for journal::Recovered { accepted, input, ended } in recovered {
             let circuit = match accepted.circuit.parse::<CircuitSpec>() {
                 Ok(circuit) => circuit,
                 Err(e) => {
@@ -571,40 +562,36 @@ impl Shared {
                     continue;
                 }
             };
-            let mut digest = [0u8; 32];
-            for (i, byte) in digest.iter_mut().enumerate() {
-                *byte = u8::from_str_radix(accepted.digest.get(2 * i..2 * i + 2).unwrap_or("00"), 16).unwrap_or(0);
-            }
             let seq = state.next_seq;
             state.next_seq += 1;
             let id: Arc<str> = accepted.id.as_str().into();
-            let mut entry = JobEntry::new(
-                seq,
-                circuit,
-                accepted.priority,
-                digest,
-                job.input.clone().unwrap_or_default(),
-                accepted.partitions,
-            );
-            match (job.ended, job.input) {
+            let entry =
+                |input| JobEntry::new(seq, circuit, accepted.priority, accepted.digest, input, accepted.partitions);
+            match (ended, input) {
                 (Some((outcome, age)), _) => {
+                    let mut entry = entry(Vec::new());
                     entry.ended = Some(Instant::now().checked_sub(age).unwrap_or_else(Instant::now));
                     entry.proofs.clear();
                     entry.outcome.send_replace(Some(outcome));
                     state.jobs.insert(id, entry);
+                    kept += 1;
                 }
-                (None, Some(_)) => {
+                (None, Some(input)) => {
                     tracing::info!(job = %id, %circuit, "journal: queued again after a restart");
+                    let entry = entry(input);
                     entry.queue(&id, &mut state.pending);
                     state.jobs.insert(id, entry);
+                    requeued += 1;
                 }
                 (None, None) => {
-                    state.jobs.insert(Arc::clone(&id), entry);
+                    state.jobs.insert(Arc::clone(&id), entry(Vec::new()));
                     let why = "its input was lost from [daemon] state_dir before it ran; submit it again";
                     self.end(&mut state, &id, Outcome::Failed(why.into()));
+                    kept += 1;
                 }
             }
         }
         self.work.notify_all();
+        (requeued, kept)
     }
 }

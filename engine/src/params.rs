@@ -105,6 +105,11 @@ impl ParamCache {
         Ok(self.dir.join(circuit.params_file_name().map_err(|e| e.to_string())?))
     }
 
+    /// Whether the set of `circuit` is in memory.
+    pub(crate) fn is_resident(&self, circuit: &CircuitSpec) -> bool {
+        self.lock().contains_key(circuit)
+    }
+
     /// The shape of `circuit`'s parameters: the resident set's, else read from its file.
     pub(crate) fn shape(&self, circuit: &CircuitSpec) -> Result<Shape, String> {
         if let Some(set) = self.lock().get(circuit) {

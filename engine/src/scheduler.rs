@@ -51,8 +51,6 @@ pub(crate) struct JobEntry {
     pub(crate) submitted: Instant,
     pub(crate) started: Option<Instant>,
     pub(crate) proofs: Vec<Option<Vec<u8>>>,
-    /// Partitions proved again after a device failed.
-    pub(crate) retries: usize,
     pub(crate) timings: Timings,
     pub(crate) ended: Option<Instant>,
     pub(crate) outcome: watch::Sender<Option<Outcome>>,
@@ -130,14 +128,6 @@ pub(crate) struct Shared {
     /// Synthesis workers.
     pub(crate) workers: usize,
     pub(crate) started: Instant,
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// The bytes a synthesized partition holds once proving pads A, B and C to the domain and
@@ -222,6 +212,47 @@ impl Shared {
             }
             self.budget.wait_for_release(Duration::from_millis(50));
         }
+    }
+
+    /// The parameters of `circuit` (read if they are not resident, and how long that
+    /// took) and, if `partition`, the memory of one partition in flight. Memory is
+    /// reserved under `admission`, one worker at a time: the partition's, then the set's if
+    /// it must be read, so that no worker waits for room holding part of what it needs (a
+    /// set in use cannot be evicted). The file is read after `admission` is let go, so a
+    /// worker whose set is resident is not held up by another's read.
+    pub(crate) fn acquire_params(
+        &self,
+        circuit: &CircuitSpec,
+        partition: bool,
+    ) -> Result<(Lease, Option<Duration>, Option<Reservation>), String> {
+        let (reservation, mut set) = {
+            let _admission = self.admission.lock().unwrap_or_else(|p| p.into_inner());
+            let shape = self.params.shape(circuit).map_err(|e| format!("its parameters: {e}"))?;
+            let partition_bytes = if partition { self.params.partition_bytes(circuit, &shape) } else { 0 };
+            let set_bytes = if self.params.is_resident(circuit) { 0 } else { shape.resident_bytes() };
+            let limit = self.budget.limit();
+            if partition_bytes + set_bytes > limit {
+                return Err(format!(
+                    "a partition of {circuit} takes {partition_bytes} bytes and its parameters {set_bytes}, more than \
+                     the [memory] budget of {limit} bytes; raise the budget"
+                ));
+            }
+            let reservation = partition.then(|| self.reserve(partition_bytes, circuit)).transpose()?;
+            let set = (set_bytes > 0).then(|| self.reserve(set_bytes, circuit)).transpose()?;
+            (reservation, set)
+        };
+        // If another worker evicted the set in between, its memory is reserved here anew.
+        let (lease, loaded) = self
+            .params
+            .acquire(circuit, |bytes| match set.take() {
+                Some(reserved) => Ok(reserved),
+                None => {
+                    let _admission = self.admission.lock().unwrap_or_else(|p| p.into_inner());
+                    self.reserve(bytes, circuit)
+                }
+            })
+            .map_err(|e| format!("its parameters: {e}"))?;
+        Ok((lease, loaded, reservation))
     }
 
     /// Releases a dropped parameter set on every device.
@@ -322,19 +353,8 @@ impl Shared {
         input: &[u8],
         partition: usize,
     ) -> Result<(Synthesized, Duration, Duration), String> {
-        let (lease, loaded, mut reservation) = {
-            // The partition's memory first, then its parameters: a worker waiting for room
-            // holds no parameter set in use, and only one worker waits at a time, so what
-            // each needs (checked against the budget at submission) is always found.
-            let _admission = self.admission.lock().unwrap_or_else(|p| p.into_inner());
-            let shape = self.params.shape(circuit).map_err(|e| format!("its parameters: {e}"))?;
-            let reservation = self.reserve(self.params.partition_bytes(circuit, &shape), circuit)?;
-            let (lease, loaded) = self
-                .params
-                .acquire(circuit, |bytes| self.reserve(bytes, circuit))
-                .map_err(|e| format!("its parameters: {e}"))?;
-            (lease, loaded, reservation)
-        };
+        let (lease, loaded, reservation) = self.acquire_params(circuit, true)?;
+        let mut reservation = reservation.expect("a partition's memory was asked for");
         if loaded.is_some() {
             self.metrics.params_loaded(&circuit.to_string());
         }
@@ -342,7 +362,7 @@ impl Shared {
         let start = Instant::now();
         let job = Job { circuit: circuit.to_string().into(), seed: partition as u64, input: input.to_vec().into() };
         let synthesis = catch_unwind(AssertUnwindSafe(|| self.strategy.synthesize(std::slice::from_ref(&job))))
-            .map_err(|panic| format!("the strategy panicked: {}", panic_message(&*panic)))?
+            .map_err(|panic| format!("the strategy panicked: {}", bellhop_plugin_api::panic_message(&*panic)))?
             .map_err(|e| format!("synthesis failed: {e}"))?;
         for warning in &synthesis.warnings {
             tracing::warn!("strategy: {warning}");
@@ -406,8 +426,7 @@ impl Shared {
     }
 
     /// Device `d` failed proving `key`: with another device up, it is marked down and the
-    /// partition is queued again (once per device at most); as the last one, it stays up
-    /// and the job fails.
+    /// partition is queued again; as the last one up, it stays up and the job fails.
     fn device_failed(&self, state: &mut State, d: usize, key: &TaskKey, circuit: &CircuitSpec, why: String) {
         let others_up = state.down.iter().enumerate().any(|(other, down)| other != d && down.is_none());
         let why = format!("device {d} failed on partition {} of {circuit}: {why}", key.partition);
@@ -417,12 +436,7 @@ impl Shared {
         }
         tracing::error!("{why}; it is marked down and the partition goes to another device");
         state.down[d] = Some(why.clone());
-        let devices = self.devices.len();
-        let Some(job) = state.jobs.get_mut(&key.job).filter(|job| job.ended.is_none()) else { return };
-        job.retries += 1;
-        if job.retries >= devices {
-            self.end(state, &key.job, Outcome::Failed(format!("{why}; retried on every device")));
-        } else {
+        if state.jobs.get(&key.job).is_some_and(|job| job.ended.is_none()) {
             state.pending.insert(key.clone());
         }
     }

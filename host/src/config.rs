@@ -36,10 +36,10 @@ pub struct Config {
 pub struct BackendConfig {
     /// A backend name (`cpu`, `cuda`, ...) or a path to a plugin file.
     pub plugin: String,
-    /// The device index.
-    pub device: u32,
+    /// The device index (default 0); for `bellhop serve` without `devices`, its only device.
+    pub device: Option<u32>,
     /// The daemon's devices, one worker each (an index may repeat: two instances on one
-    /// device). None: every device the backend describes.
+    /// device). None: `device` if it is set, else every device the backend describes.
     pub devices: Option<Vec<u32>>,
     /// Worker threads for the backend; 0 means all cores.
     pub threads: u32,
@@ -50,9 +50,23 @@ pub struct BackendConfig {
     pub fallback: Option<String>,
 }
 
+impl BackendConfig {
+    /// The device a one-shot command opens.
+    pub fn device(&self) -> u32 {
+        self.device.unwrap_or(0)
+    }
+}
+
 impl Default for BackendConfig {
     fn default() -> Self {
-        Self { plugin: "cpu".into(), device: 0, devices: None, threads: 0, options: toml::Table::new(), fallback: None }
+        Self {
+            plugin: "cpu".into(),
+            device: None,
+            devices: None,
+            threads: 0,
+            options: toml::Table::new(),
+            fallback: None,
+        }
     }
 }
 

@@ -92,6 +92,11 @@ impl OpenedBackend {
         Ok(())
     }
 
+    /// Whether the backend keeps `srs`'s bases.
+    pub fn keeps(&self, srs: &Arc<Srs>) -> bool {
+        self.kept().iter().any(|k| Arc::ptr_eq(k, srs))
+    }
+
     /// Lets the backend keep `srs`'s bases until [`OpenedBackend::release`] or the end
     /// (a GPU backend uploads them once and each proof then uploads only its scalars).
     /// `srs` is held here until then.
@@ -152,7 +157,7 @@ pub struct Session {
 impl Session {
     /// Opens the configured backend (or its fallback, with a warning) and strategy.
     pub fn open(config: &Config, plugin_dir: &Path) -> Result<Self> {
-        let backend = OpenedBackend::open(config, plugin_dir, config.backend.device)?;
+        let backend = OpenedBackend::open(config, plugin_dir, config.backend.device())?;
         let (strategy, strategy_name) = open_strategy(config, plugin_dir)?;
         Ok(Self { backend, strategy, strategy_name })
     }
