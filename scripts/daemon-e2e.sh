@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# `bellhop serve` end to end at 2 KiB, through the gRPC API in Curio's formats: a sector
-# sealed by filecoin-proofs for miner 1000, its SnapDeals update and PoSt vanilla proofs,
+# `bellhop serve` end to end (2 KiB sectors unless SIZE says), through the gRPC API in
+# Curio's formats: a sector sealed by filecoin-proofs for miner 1000, its SnapDeals update
+# (of an 8 MiB sector when SIZE is larger: SnapDeals at 512 MiB is 16 partitions of 57.5 M
+# constraints, whose parameters alone take most of a GPU session) and PoSt vanilla proofs,
 # turned into Curio's requests (`bellhop fil request`); every kind proved through the
 # daemon by `bellhop client` and checked by filecoin-proofs' verifiers; then, per kind,
 # COUNT proofs at once (sustained proofs per minute), and a WinningPoSt submitted behind a
@@ -16,7 +18,10 @@
 # are kept in PARAMS (default: the bellhop cache directory's filecoin-params), shared with
 # scripts/filecoin-e2e.sh. Environment: BELLHOP, BACKEND (default cpu), STRATEGY (default
 # baseline), CIRCUITS (default "porep snap winning-post window-post"), COUNT (default 8),
-# BACKLOG (default 4), WORKERS (synthesis workers, default 2), CUZK_BENCH, WORK.
+# BACKLOG (default 4), WORKERS (synthesis workers, default 2), CUZK_BENCH, WORK, SIZE
+# (sector size of porep and the PoSts: 2KiB, 8MiB or 512MiB), SNAP_SIZE (default SIZE if
+# 2KiB, else 8MiB), INPUTS_ONLY=1 (stop once the inputs and parameters are made: long
+# staging on the GPU machine). Missing parameters are generated while the sectors are sealed.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/.."
@@ -42,24 +47,50 @@ fil() { "$bh" --config "$config" fil "$@"; }
 exec > >(tee -a "$work/log.txt") 2>&1
 
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname): $(nproc) cores; backend ${BACKEND:-cpu}, strategy ${STRATEGY:-baseline}"
+size="${SIZE:-2KiB}"
+snap_size="${SNAP_SIZE:-$([[ $size == 2KiB ]] && echo 2KiB || echo 8MiB)}"
+# Each circuit's spec, and the sealed sector its input comes from, kept beside its requests
+# (scripts/engines-bench.sh reads them).
+for circuit in $circuits; do
+    if [[ $circuit == snap ]]; then echo "snap:$snap_size"; else echo "$circuit:$size"; fi >"$work/$circuit.spec"
+    if [[ $circuit == snap && $snap_size != "$size" ]]; then echo "$work/snap-sector"; else echo "$work/sector"; fi \
+        >"$work/$circuit.sector-dir"
+done
+generating=()
+for circuit in $circuits; do
+    spec="$(cat "$work/$circuit.spec")"
+    if [[ ! -f "$("$bh" --config "$config" params path "$spec")" ]]; then
+        echo "== parameters of $spec (insecure, generated once), while the sectors are sealed"
+        "$bh" --config "$config" params gen "$spec" >"$work/params-$circuit.log" 2>&1 &
+        generating+=($!)
+    fi
+done
+sealed() { # sealed DIR SIZE: a sector sealed into DIR, unless one is there already
+    [[ -f "$1/sector.json" ]] || fil seal "$1" --sector-size "$2" --seed 1 --miner 1000
+}
 sector="$work/sector"
-if [[ ! -f "$sector/sector.json" ]]; then
-    fil seal "$sector" --sector-size 2KiB --seed 1 --miner 1000
-    fil snap "$sector" --seed 2 --out "$work/snap.json"
-    fil winning-post "$sector" --seed 3 --out "$work/winning-post.json"
-    fil window-post "$sector" --seed 4 --out "$work/window-post.json"
+sealed "$sector" "$size"
+[[ -f "$work/winning-post.json" ]] || fil winning-post "$sector" --seed 3 --out "$work/winning-post.json"
+[[ -f "$work/window-post.json" ]] || fil window-post "$sector" --seed 4 --out "$work/window-post.json"
+if [[ " $circuits " == *" snap "* && ! -f "$work/snap.json" ]]; then
+    snap_sector="$(cat "$work/snap.sector-dir")"
+    sealed "$snap_sector" "$snap_size"
+    fil snap "$snap_sector" --seed 2 --out "$work/snap.json"
 fi
 cp "$sector/c1.json" "$work/porep.json"
+for pid in "${generating[@]}"; do
+    wait "$pid" || { cat "$work"/params-*.log; exit 1; }
+done
 for circuit in $circuits; do
-    spec="$circuit:2KiB"
-    if [[ ! -f "$("$bh" --config "$config" params path "$spec")" ]]; then
-        echo "== parameters of $spec (insecure, generated once)"
-        "$bh" --config "$config" params gen "$spec"
-    fi
     sector_arg=()
     [[ $circuit == porep ]] && sector_arg=(--sector "$sector")
-    fil request "$spec" --input "$work/$circuit.json" "${sector_arg[@]}" --out "$work/$circuit.requests.json"
+    fil request "$(cat "$work/$circuit.spec")" --input "$work/$circuit.json" "${sector_arg[@]}" \
+        --out "$work/$circuit.requests.json"
 done
+if [[ -n "${INPUTS_ONLY:-}" ]]; then
+    echo "== inputs and parameters ready in $work"
+    exit 0
+fi
 
 # The same requests COUNT times over (each a job of its own).
 repeat() {
@@ -83,7 +114,7 @@ status=0
 summary="$work/summary.txt"
 printf '%-18s %9s %13s %9s %13s  %s\n' circuit "first s" "sustained s" "proofs" "proofs/min" "filecoin-proofs' verifier" >"$summary"
 for circuit in $circuits; do
-    spec="$circuit:2KiB"
+    spec="$(cat "$work/$circuit.spec")"
     requests="$work/$circuit.requests.json"
     sector_arg=()
     [[ $circuit == porep ]] && sector_arg=(--sector "$sector")
@@ -112,7 +143,7 @@ if [[ " $circuits " == *" porep "* && " $circuits " == *" winning-post "* ]]; th
     t0=$(now)
     client prove --requests "$work/winning-post.requests.json" --out "$work/winning-under-backlog.proof"
     latency=$(since "$t0")
-    fil verify winning-post:2KiB --input "$work/winning-post.json" --proof "$work/winning-under-backlog.proof" || status=1
+    fil verify "$(cat "$work/winning-post.spec")" --input "$work/winning-post.json" --proof "$work/winning-under-backlog.proof" || status=1
     t1=$(now)
     for i in $(seq "$backlog"); do
         client await "backlog-$i-$$"

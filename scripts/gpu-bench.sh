@@ -54,7 +54,7 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 exec > >(tee -a "$work/log.txt" "$out/log.txt") 2>&1
 # Everything but parameters, proofs and caches, as one file (the device tool returns few files).
-trap 'tar czf "$out/results.tgz" -C "$work" --exclude="*.params" --exclude="*.proofs" --exclude=cache --exclude=icd . || true' EXIT
+trap 'tar czf "$out/results.tgz" -C "$work" --exclude="*.params" --exclude="*.proofs" --exclude="*.many.json" --exclude=sector --exclude=snap-sector --exclude=cache --exclude=icd . || true' EXIT
 
 # NVIDIA's OpenCL library is installed but not registered with the ICD loader there:
 # register it for this process (and hide PoCL, so the devices are the GPUs).
@@ -151,7 +151,9 @@ fi
 # Stage `daemon`: bellhop serve on this machine's GPU (DAEMON_BACKEND, default cuda), driven
 # in Curio's formats at 2 KiB: every kind proved and checked by filecoin-proofs, sustained
 # proofs per minute, a WinningPoSt behind a PoRep backlog, and cuzk-bench against it
-# (scripts/daemon-e2e.sh; its parameters are kept in WORK/filecoin-params).
+# (scripts/daemon-e2e.sh; its parameters are kept in WORK/filecoin-params). SIZE=512MiB
+# (SnapDeals at 8 MiB) makes larger inputs; INPUTS_ONLY=1 stops once they are made, so
+# sealing and parameters can be staged in one call and the engines run in the next.
 if [[ " $stages " == *" daemon "* ]]; then
     cuzk_bench=""
     [[ -x "$bundle/cuzk-bench" ]] && cuzk_bench="$bundle/cuzk-bench"

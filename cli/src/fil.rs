@@ -88,6 +88,10 @@ pub(super) enum Command {
         /// For porep: the sealed sector's directory (its ids are not in the C1 output).
         #[arg(long)]
         sector: Option<PathBuf>,
+        /// The file holds this many proofs of the input, one after another (as `bellhop
+        /// client prove --out` writes the same request sent N times); each is checked.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        count: u32,
     },
 }
 
@@ -168,15 +172,27 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
                 write(&out, &proofs)?;
             }
         }
-        Command::Verify { circuit, input, proof, sector } => {
+        Command::Verify { circuit, input, proof, sector, count } => {
             let spec = filecoin_spec(&circuit)?;
             let input = fs::read(&input).with_context(|| format!("reading --input {}", input.display()))?;
             let proof_bytes = fs::read(&proof).with_context(|| format!("reading --proof {}", proof.display()))?;
             let sector = sector.as_deref().map(make::SealedSector::read).transpose()?;
-            if verify::verify(spec, &input, sector.as_ref(), &proof_bytes)? {
-                println!("{}: accepted by filecoin-proofs' verifier for {spec}", proof.display());
-            } else {
-                println!("{}: REJECTED by filecoin-proofs' verifier for {spec}", proof.display());
+            let count = count as usize;
+            if proof_bytes.is_empty() || proof_bytes.len() % count != 0 {
+                bail!(
+                    "--proof {} holds {} bytes, which is not {count} proofs of equal length: check --count",
+                    proof.display(),
+                    proof_bytes.len()
+                );
+            }
+            let mut accepted = 0;
+            for one in proof_bytes.chunks(proof_bytes.len() / count) {
+                accepted += usize::from(verify::verify(spec, &input, sector.as_ref(), one)?);
+            }
+            let verdict = if accepted == count { "accepted" } else { "REJECTED" };
+            let of = if count == 1 { String::new() } else { format!("{accepted} of {count} proofs ") };
+            println!("{}: {of}{verdict} by filecoin-proofs' verifier for {spec}", proof.display());
+            if accepted != count {
                 return Ok(ExitCode::FAILURE);
             }
         }

@@ -11,7 +11,7 @@ use std::{
 };
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_filecoin::{curio, make, verify, FilecoinSpec, Kind, SectorSize};
+use bellhop_filecoin::{curio, make, reference, verify, FilecoinSpec, Kind, SectorSize};
 use bellhop_host::params;
 use bellhop_proto::v1::{
     self as pb, await_proof_response::Status as AwaitStatus, AwaitProofRequest, AwaitProofResponse, CancelProofRequest,
@@ -493,4 +493,42 @@ fn the_load_generator_checks_every_outcome_on_loopback_only() {
     let memory = &report["daemon_memory"];
     let (budget, peak) = (memory["budget_bytes"].as_u64().unwrap(), memory["peak_reserved_bytes"].as_u64().unwrap());
     assert!(peak > 0 && peak <= budget, "{memory}");
+}
+
+/// `bellhop fil verify --count N` checks each of the N proofs in a file (as `bellhop client
+/// prove --out` writes a request sent N times) and fails if any one is rejected.
+#[test]
+fn fil_verify_checks_every_proof_of_a_file() {
+    let fixture = fixture();
+    let dir = fixture.dir.join("fil-verify");
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("window-post.json");
+    std::fs::write(&input, &fixture.window).unwrap();
+    let config = dir.join("bellhop.toml");
+    std::fs::write(&config, format!("[params]\ndir = {:?}\n", fixture.params.display().to_string())).unwrap();
+    let proof = reference::prove(spec(Kind::WindowPost), &fixture.window, None).unwrap();
+    let swapped = [&proof[192..], &proof[..192]].concat();
+    let verify = |name: &str, proofs: &[u8], count: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, proofs).unwrap();
+        let ran = std::process::Command::new(build_dir().join("bellhop"))
+            .arg("--config")
+            .arg(&config)
+            .args(["fil", "verify", "window-post:2KiB", "--count", count, "--input"])
+            .arg(&input)
+            .arg("--proof")
+            .arg(&path)
+            .output()
+            .unwrap();
+        (
+            ran.status.success(),
+            format!("{}{}", String::from_utf8_lossy(&ran.stdout), String::from_utf8_lossy(&ran.stderr)),
+        )
+    };
+    let (ok, out) = verify("both.proofs", &[&proof[..], &proof[..]].concat(), "2");
+    assert!(ok && out.contains("2 of 2 proofs accepted"), "{out}");
+    let (ok, out) = verify("second-wrong.proofs", &[&proof[..], &swapped[..]].concat(), "2");
+    assert!(!ok && out.contains("1 of 2 proofs REJECTED"), "{out}");
+    let (ok, out) = verify("short.proofs", &[&proof[..], &proof[..1]].concat(), "2");
+    assert!(!ok && out.contains("not 2 proofs of equal length"), "{out}");
 }
