@@ -1,9 +1,13 @@
 //! `bellhop params gen`: random (insecure) parameters for a catalog circuit; for a
 //! Filecoin circuit under filecoin-proofs' file names, with the `.vk` beside.
 
-use std::{path::PathBuf, process::ExitCode, time::Instant};
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+    time::Instant,
+};
 
-use anyhow::{Context as _, Result};
+use anyhow::{bail, Context as _, Result};
 use bellhop_circuits::CircuitSpec;
 use bellperson::groth16::{generate_random_parameters, Parameters};
 use blstrs::Bls12;
@@ -31,8 +35,15 @@ pub(super) struct GenArgs {
     /// The circuit, e.g. chain:65536 or sha256-merkle:2.
     circuit: String,
     /// Where to write them (default: the circuit's file in `[params] dir`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "dir")]
     out: Option<PathBuf>,
+    /// Write the circuit's file into this directory instead of `[params] dir` (the only
+    /// way, with --out, to write into filecoin-proofs' parameter directory).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Replace files that exist already.
+    #[arg(long)]
+    force: bool,
     /// Derive the toxic waste from this seed (reproducible, and even less secret).
     #[arg(long)]
     seed: Option<u64>,
@@ -58,7 +69,17 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
         }
     };
     let spec: CircuitSpec = args.circuit.parse()?;
-    let path = params_path(&context.config, &spec, args.out.as_deref())?;
+    let path = match (&args.out, &args.dir) {
+        (Some(out), _) => out.clone(),
+        (None, Some(dir)) => dir.join(spec.params_file_name()?),
+        (None, None) => {
+            refuse_filecoin_proofs_dir(&context.config.params.dir)?;
+            params_path(&context.config, &spec, None)?
+        }
+    };
+    if !args.force {
+        refuse_to_replace(&spec, &path)?;
+    }
     let start = Instant::now();
     let params = match args.seed {
         Some(seed) => generate(&spec, &mut ChaCha20Rng::seed_from_u64(seed))?,
@@ -74,4 +95,46 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
         println!("wrote {} (the verifying key filecoin-proofs' verifiers read)", vk.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// filecoin-proofs' parameter directory (`FIL_PROOFS_PARAMETER_CACHE`, else its default),
+/// where its verifiers read the published parameters' `.vk` files.
+fn filecoin_proofs_dir() -> PathBuf {
+    std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")
+        .map_or_else(|| PathBuf::from("/var/tmp/filecoin-proof-parameters"), PathBuf::from)
+}
+
+/// Insecure parameters go into filecoin-proofs' directory only when `--dir` or `--out`
+/// names it: `[params] dir` defaults to it, and its published files must not be replaced.
+fn refuse_filecoin_proofs_dir(dir: &Path) -> Result<()> {
+    let published = filecoin_proofs_dir();
+    let same = match (dir.canonicalize(), published.canonicalize()) {
+        (Ok(dir), Ok(published)) => dir == published,
+        _ => dir == published,
+    };
+    if same {
+        bail!(
+            "`[params] dir` ({}) is filecoin-proofs' parameter directory, whose published parameters its verifiers \
+             trust: insecure parameters are not written there unless asked. Set `[params] dir` to another \
+             directory, or pass --dir {} to write there all the same",
+            dir.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Fails if `path` (or the `.vk` a Filecoin circuit's file has beside it) exists.
+fn refuse_to_replace(spec: &CircuitSpec, path: &Path) -> Result<()> {
+    let vk = spec.reads_input().then(|| path.with_extension("vk"));
+    for file in std::iter::once(path.to_path_buf()).chain(vk) {
+        if file.exists() {
+            bail!(
+                "{} exists: `params gen` does not replace parameter files (they may be the published ones); \
+                 pass --force to replace it with insecure parameters",
+                file.display()
+            );
+        }
+    }
+    Ok(())
 }

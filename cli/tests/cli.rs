@@ -148,3 +148,40 @@ fn ab_synthesis_only_needs_no_parameters() {
     assert!(runs.iter().all(|r| r["seconds"].get("synthesis").is_some() && r["seconds"].get("msm_h").is_none()));
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn params_gen_replaces_no_file_and_keeps_out_of_filecoin_proofs_directory() {
+    let dir = std::env::temp_dir().join(format!("bellhop-cli-params-{}", std::process::id()));
+    let published = dir.join("filecoin-proof-parameters");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&published).unwrap();
+    let gen = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_bellhop"))
+            .args(["params", "gen", "chain:8", "--seed", "1"])
+            .args(extra)
+            .env("FIL_PROOFS_PARAMETER_CACHE", &published)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+        )
+    };
+    // `[params] dir` defaults to FIL_PROOFS_PARAMETER_CACHE: not written without --dir.
+    let (ok, out) = gen(&[]);
+    assert!(!ok && out.contains("filecoin-proofs' parameter directory") && out.contains("--dir"), "{out}");
+    assert_eq!(std::fs::read_dir(&published).unwrap().count(), 0);
+    let (ok, out) = gen(&["--dir", published.to_str().unwrap()]);
+    assert!(ok, "{out}");
+    assert_eq!(std::fs::read_dir(&published).unwrap().count(), 1);
+    // An existing file is replaced only with --force.
+    let file = dir.join("chain.params");
+    std::fs::write(&file, b"an operator's file").unwrap();
+    let (ok, out) = gen(&["--out", file.to_str().unwrap()]);
+    assert!(!ok && out.contains("exists") && out.contains("--force"), "{out}");
+    assert_eq!(std::fs::read(&file).unwrap(), b"an operator's file");
+    let (ok, out) = gen(&["--out", file.to_str().unwrap(), "--force"]);
+    assert!(ok, "{out}");
+    assert_ne!(std::fs::read(&file).unwrap(), b"an operator's file");
+}
