@@ -39,7 +39,10 @@ impl AsRef<dyn Backend> for OpenedBackend {
 }
 
 fn open_backend_named(spec: &str, config: &Config, plugin_dir: &Path, device: u32) -> Result<OpenedBackend> {
-    let plugin = Plugin::<Backends>::find(spec, plugin_dir)?;
+    open_plugin(&Plugin::<Backends>::find(spec, plugin_dir)?, config, device)
+}
+
+fn open_plugin(plugin: &Plugin<Backends>, config: &Config, device: u32) -> Result<OpenedBackend> {
     let options = toml::to_string(&config.backend.options)?;
     let request = OpenRequest { device, threads: config.backend.threads, options: options.into() };
     let backend = plugin.open(&request)?;
@@ -53,24 +56,35 @@ fn open_backend_named(spec: &str, config: &Config, plugin_dir: &Path, device: u3
 }
 
 impl OpenedBackend {
-    /// Opens the configured backend on `device` (or its fallback, with a warning).
+    /// Opens the configured backend on `device`. With `[backend] fallback`, a backend that
+    /// cannot be loaded, or that lists no device `device`, gives way (with a warning) to the
+    /// fallback, opened on its device 0 without the configured backend's options; any
+    /// other failure (options refused, a listed device that fails to open) is an error.
     pub fn open(config: &Config, plugin_dir: &Path, device: u32) -> Result<Self> {
-        match (open_backend_named(&config.backend.plugin, config, plugin_dir, device), &config.backend.fallback) {
-            (Ok(opened), _) => Ok(opened),
-            (Err(e), Some(fallback)) => {
-                tracing::warn!(
-                    "backend `{}` is unavailable ({e:#}); falling back to `{fallback}`",
-                    config.backend.plugin
-                );
-                let fallback_config = Config {
-                    backend: crate::config::BackendConfig { options: toml::Table::new(), ..config.backend.clone() },
-                    ..config.clone()
-                };
-                open_backend_named(fallback, &fallback_config, plugin_dir, device)
-                    .with_context(|| format!("the fallback backend `{fallback}` is unavailable too"))
+        let Some(fallback) = &config.backend.fallback else {
+            return open_backend_named(&config.backend.plugin, config, plugin_dir, device);
+        };
+        let unavailable = match Plugin::<Backends>::find(&config.backend.plugin, plugin_dir) {
+            Ok(plugin) if plugin.info.devices.iter().any(|d| d.index == device) => {
+                return open_plugin(&plugin, config, device);
             }
-            (Err(e), None) => Err(e),
-        }
+            Ok(plugin) => format!("it lists {} device(s), none with index {device}", plugin.info.devices.len()),
+            Err(e) => format!("{:#}", anyhow::Error::from(e)),
+        };
+        tracing::warn!(
+            "backend `{}` is unavailable ({unavailable}); falling back to `{fallback}`",
+            config.backend.plugin
+        );
+        let fallback_config = Config {
+            backend: crate::config::BackendConfig { options: toml::Table::new(), ..config.backend.clone() },
+            ..config.clone()
+        };
+        open_backend_named(fallback, &fallback_config, plugin_dir, 0).with_context(|| {
+            format!(
+                "backend `{}` is unavailable ({unavailable}), and its fallback `{fallback}` too",
+                config.backend.plugin
+            )
+        })
     }
 
     fn kept(&self) -> MutexGuard<'_, Vec<Arc<Srs>>> {
@@ -180,4 +194,30 @@ pub fn params_path(config: &Config, spec: &CircuitSpec, explicit: Option<&Path>)
 /// Reads the parameters of `circuit`.
 pub fn load_params(config: &Config, spec: &CircuitSpec, explicit: Option<&Path>) -> Result<Arc<Srs>> {
     Ok(Arc::new(Srs::read(&params_path(config, spec, explicit)?, &spec.to_string(), false)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(toml: &str, device: u32) -> Result<OpenedBackend> {
+        OpenedBackend::open(&Config::parse(toml).unwrap(), Path::new("no-plugin-dir"), device)
+    }
+
+    #[test]
+    fn the_fallback_is_for_a_backend_that_cannot_load_or_lacks_the_device() {
+        // Cannot load: the fallback opens on its own device 0, whatever was asked for.
+        let opened = open("[backend]\nplugin = \"no-such-backend\"\nfallback = \"cpu\"\n", 3).unwrap();
+        assert!(opened.name.starts_with("cpu") && opened.device.as_ref().unwrap().index == 0, "{}", opened.name);
+        // Loads, but lists no device 3.
+        let opened = open("[backend]\nplugin = \"cpu\"\nfallback = \"cpu\"\n", 3).unwrap();
+        assert_eq!(opened.device.as_ref().unwrap().index, 0);
+        // Options the configured backend refuses are an error, not a reason to fall back.
+        let refused = "[backend]\nplugin = \"cpu\"\nfallback = \"cpu\"\n[backend.options]\nwindows = 4\n";
+        let e = format!("{:#}", open(refused, 0).err().expect("the cpu backend takes no options"));
+        assert!(e.contains("unknown option `windows`"), "{e}");
+        // Without a fallback, the configured backend's own error.
+        let e = format!("{:#}", open("[backend]\nplugin = \"no-such-backend\"\n", 0).err().unwrap());
+        assert!(e.contains("no-such-backend"), "{e}");
+    }
 }
