@@ -36,9 +36,12 @@ pub(super) struct Args {
     #[arg(long)]
     seed: Option<u64>,
     /// Also time each primitive at 2^K (bases kept, as when proving; median of 3).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=MAX_TIME_AT))]
     time_at: Option<u32>,
 }
+
+/// The largest `--time-at`: 2^28 G2 bases alone take 48 GiB.
+const MAX_TIME_AT: i64 = 28;
 
 pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let plugin = Plugin::<Backends>::find(&args.plugin, &context.plugin_dir)?;

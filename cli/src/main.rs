@@ -138,6 +138,7 @@ impl Context {
     /// circuit's parameters (`params`, else the circuit's file in `[params] dir`).
     fn proving(&self, circuit: &str, params: Option<&std::path::Path>) -> Result<Proving> {
         let spec: bellhop_circuits::CircuitSpec = circuit.parse()?;
+        warn_if_unverified(&self.config);
         let mut session = bellhop_host::session::Session::open(&self.config, &self.plugin_dir)?;
         let srs = bellhop_host::session::load_params(&self.config, &spec, params)?;
         session.keep_bases(&srs)?;
@@ -147,5 +148,12 @@ impl Context {
             randomness: bellhop_host::pipeline::Randomness::Os,
         };
         Ok(Proving { spec, session, srs, options })
+    }
+}
+
+/// Says at the start, before any proof, that proofs will not be checked.
+fn warn_if_unverified(config: &bellhop_host::config::Config) {
+    if !config.pipeline.verify {
+        tracing::warn!("[pipeline] verify is off: proofs are returned without being checked");
     }
 }

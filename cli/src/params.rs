@@ -28,6 +28,15 @@ pub(super) enum Command {
         /// The circuit, e.g. porep:2KiB.
         circuit: String,
     },
+    /// Check every point of a circuit's parameter file: on the curve and in its prime-order
+    /// subgroup (proving reads points checked for the curve only, which is faster).
+    Check {
+        /// The circuit, e.g. porep:2KiB.
+        circuit: String,
+        /// The file (default: the circuit's file in `[params] dir`).
+        #[arg(long)]
+        params: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -65,6 +74,19 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
         Command::Gen(args) => args,
         Command::Path { circuit } => {
             println!("{}", params_path(&context.config, &circuit.parse()?, None)?.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Check { circuit, params } => {
+            let spec: CircuitSpec = circuit.parse()?;
+            let path = params_path(&context.config, &spec, params.as_deref())?;
+            let start = Instant::now();
+            let srs = params::Srs::read(&path, &spec.to_string(), true)?;
+            let points = srs.h.len() + srs.l.len() + srs.a.len() + srs.b_g1.len() + srs.b_g2.len() + srs.vk.ic.len();
+            println!(
+                "{}: all {points} points on the curve and in their subgroups ({:.1} s)",
+                path.display(),
+                start.elapsed().as_secs_f64()
+            );
             return Ok(ExitCode::SUCCESS);
         }
     };

@@ -87,12 +87,13 @@ pub(super) fn hex(x: &Scalar) -> String {
 
 fn parse_hex(s: &str) -> Result<Scalar> {
     let digits = s.strip_prefix("0x").unwrap_or(s);
-    if digits.len() != 64 {
-        bail!("`{s}` is not a 32-byte hex field element");
+    if digits.len() != 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        bail!("`{s}` is not a field element: 64 hex digits (32 bytes, big-endian), with or without 0x");
     }
     let mut bytes = [0u8; 32];
     for (i, byte) in bytes.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&digits[2 * i..2 * i + 2], 16).with_context(|| format!("`{s}` is not hex"))?;
+        // Every digit is ASCII, so each pair is a character boundary.
+        *byte = u8::from_str_radix(&digits[2 * i..2 * i + 2], 16)?;
     }
     Option::from(Scalar::from_bytes_be(&bytes)).with_context(|| format!("`{s}` is not below the field modulus"))
 }
@@ -198,4 +199,20 @@ pub(super) fn verify(args: &VerifyArgs) -> Result<ExitCode> {
         all_valid &= valid;
     }
     Ok(if all_valid { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_inputs_that_are_not_hex_are_errors() {
+        let one = format!("0x{}1", "0".repeat(63));
+        assert_eq!(parse_hex(&one).unwrap(), Scalar::from(1u64));
+        for bad in ["é".repeat(32), format!("0x{}", "ü".repeat(32)), "zz".repeat(32), "00".into()] {
+            let e = parse_hex(&bad).unwrap_err().to_string();
+            assert!(e.contains("64 hex digits"), "{bad}: {e}");
+        }
+        assert!(parse_hex(&"ff".repeat(32)).unwrap_err().to_string().contains("modulus"));
+    }
 }

@@ -185,3 +185,40 @@ fn params_gen_replaces_no_file_and_keeps_out_of_filecoin_proofs_directory() {
     assert!(ok, "{out}");
     assert_ne!(std::fs::read(&file).unwrap(), b"an operator's file");
 }
+
+#[test]
+fn conformance_time_at_out_of_range_is_refused() {
+    let (ok, out) = bellhop(&["conformance", "cpu", "--time-at", "64"]);
+    assert!(!ok && out.contains("--time-at") && out.contains("1..=28"), "{out}");
+}
+
+#[test]
+fn proving_with_verification_off_warns_first() {
+    let dir = std::env::temp_dir().join(format!("bellhop-cli-unverified-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (params, config) = (dir.join("chain.params"), dir.join("bellhop.toml"));
+    std::fs::write(&config, "[pipeline]\nverify = false\n").unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let (ok, out) = bellhop(&["params", "gen", "chain:8", "--out", &path(&params), "--seed", "1", "--force"]);
+    assert!(ok, "{out}");
+    let (ok, out) = bellhop(&["--config", &path(&config), "prove", "chain:8", "--params", &path(&params)]);
+    assert!(ok && out.contains("verify is off"), "{out}");
+}
+
+#[test]
+fn params_check_finds_a_point_off_the_curve() {
+    let dir = std::env::temp_dir().join(format!("bellhop-cli-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let params = dir.join("chain.params");
+    let path = params.to_str().unwrap();
+    let (ok, out) = bellhop(&["params", "gen", "chain:8", "--out", path, "--seed", "1", "--force"]);
+    assert!(ok, "{out}");
+    let (ok, out) = bellhop(&["params", "check", "chain:8", "--params", path]);
+    assert!(ok && out.contains("on the curve and in their subgroups"), "{out}");
+    // The last byte of the last point (b_g2's): its y coordinate no longer fits x.
+    let mut bytes = std::fs::read(&params).unwrap();
+    *bytes.last_mut().unwrap() ^= 1;
+    std::fs::write(&params, bytes).unwrap();
+    let (ok, out) = bellhop(&["params", "check", "chain:8", "--params", path]);
+    assert!(!ok && out.contains("b_g2"), "{out}");
+}

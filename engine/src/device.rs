@@ -185,10 +185,13 @@ fn fault(error: ProveError) -> Fault {
         {
             Fault::Job(error.to_string())
         }
-        ProveError::Backend { .. } | ProveError::Unverified { .. } => Fault::Device(error.to_string()),
-        ProveError::Params(_) | ProveError::SubvertedParameters | ProveError::Verifier { .. } => {
-            Fault::Job(error.to_string())
+        ProveError::Backend { .. } | ProveError::BadPoint { .. } | ProveError::Unverified { .. } => {
+            Fault::Device(error.to_string())
         }
+        ProveError::Params(_)
+        | ProveError::Malformed { .. }
+        | ProveError::SubvertedParameters
+        | ProveError::Verifier { .. } => Fault::Job(error.to_string()),
     }
 }
 

@@ -1,10 +1,11 @@
-//! The plugins compiled into the `bellhop` binary: the CPU backend and the baseline strategy.
+//! The plugins compiled into the `bellhop` binary: the CPU backend and the baseline strategy,
+//! opened behind the same panic guard and ABI objects as loaded plugins.
 
 use bellhop_cpu::CpuBackend;
 use bellhop_plugin_api::{
-    backend::{self, Backend, BackendPlugin},
+    backend::{self, Backend},
     build_info,
-    strategy::{self, Strategy, StrategyPlugin},
+    strategy::{self, Strategy},
 };
 use bellhop_strategy_baseline::Baseline;
 
@@ -13,13 +14,13 @@ use crate::plugins::{Backends, Plugin, Strategies};
 /// The embedded CPU backend, named `cpu`.
 pub(crate) fn cpu_backend() -> Plugin<Backends> {
     Plugin::embedded(backend::info::<CpuBackend>(build_info!()), |request| {
-        CpuBackend::open(request).map(|b| Box::new(b) as Box<dyn Backend>)
+        backend::open_embedded::<CpuBackend>(request).map(|b| Box::new(b) as Box<dyn Backend>)
     })
 }
 
 /// The embedded strategies: `baseline`.
 pub(crate) fn strategies() -> Vec<Plugin<Strategies>> {
     vec![Plugin::embedded(strategy::info::<Baseline>(build_info!()), |request| {
-        Baseline::open(request).map(|s| Box::new(s) as Box<dyn Strategy>)
+        strategy::open_embedded::<Baseline>(request).map(|s| Box::new(s) as Box<dyn Strategy>)
     })]
 }

@@ -63,8 +63,8 @@ pub enum ParamsError {
     },
     /// A point that does not decode.
     #[error(
-        "parameter file `{}` is corrupt: point {index} of section `{section}` is not a valid curve point; \
-         regenerate or re-download it",
+        "parameter file `{}` is corrupt: point {index} of section `{section}` is not a valid curve point \
+         (off the curve, or outside its prime-order subgroup); regenerate or re-download it",
         .path.display()
     )]
     BadPoint {

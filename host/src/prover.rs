@@ -9,6 +9,7 @@ use bellhop_plugin_api::{
 };
 use bellperson::groth16::{verify_proof, Proof};
 use blstrs::{Bls12, G1Projective, G2Projective, Scalar};
+use ff::Field as _;
 use group::{prime::PrimeCurveAffine, Curve};
 use tracing::info_span;
 
@@ -31,6 +32,27 @@ pub enum ProveError {
         phase: &'static str,
         /// The backend's error.
         error: PluginError,
+    },
+    /// The strategy's assignment is not of a shape any circuit has.
+    #[error(
+        "the assignment of {circuit} is malformed ({problem}): a bug in the synthesis strategy; \
+         compare it with baseline (`bellhop ab --synthesis-only`)"
+    )]
+    Malformed {
+        /// The circuit.
+        circuit: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The backend returned a point outside the group it must be in.
+    #[error("the backend returned a {group} point that is {problem} in phase {phase}: its result is wrong")]
+    BadPoint {
+        /// The phase.
+        phase: &'static str,
+        /// G1 or G2.
+        group: &'static str,
+        /// "not on the curve" or "not in the prime-order subgroup".
+        problem: &'static str,
     },
     /// The parameters' delta is the identity: a subverted CRS.
     #[error("the parameters' delta is the point at infinity (a subverted CRS); regenerate them")]
@@ -72,6 +94,33 @@ fn phase<T>(name: &'static str, result: Result<T, PluginError>) -> Result<T, Pro
     result.map_err(|error| ProveError::Backend { phase: name, error })
 }
 
+/// `point`, an MSM's result in `group`, if it is on the curve and in the prime-order
+/// subgroup.
+fn checked<P>(
+    phase: &'static str,
+    group: &'static str,
+    point: P,
+    on_curve: fn(&P) -> bool,
+    in_subgroup: fn(&P) -> bool,
+) -> Result<P, ProveError> {
+    let problem = if !on_curve(&point) {
+        "not on the curve"
+    } else if !in_subgroup(&point) {
+        "not in the prime-order subgroup"
+    } else {
+        return Ok(point);
+    };
+    Err(ProveError::BadPoint { phase, group, problem })
+}
+
+fn checked_g1(phase: &'static str, point: G1Projective) -> Result<G1Projective, ProveError> {
+    checked(phase, "G1", point, |p| p.is_on_curve().into(), |p| p.to_affine().is_torsion_free().into())
+}
+
+fn checked_g2(phase: &'static str, point: G2Projective) -> Result<G2Projective, ProveError> {
+    checked(phase, "G2", point, |p| p.is_on_curve().into(), |p| p.to_affine().is_torsion_free().into())
+}
+
 /// Proves `assignment` of `circuit` with `srs` on `backend`, exactly as bellperson 0.27
 /// does: the same h, the same MSMs, combined with `blinding` in the same way, so that a
 /// fixed `r` and `s` give bellperson's proof bytes. Returns the proof and its public
@@ -105,27 +154,33 @@ pub fn prove(
     };
     let msm_h = {
         let _span = info_span!("msm_h").entered();
-        phase("msm_h", backend.msm_g1(cast_slice(&srs.h), &h)).map(cast::<_, G1Projective>)?
+        checked_g1("msm_h", phase("msm_h", backend.msm_g1(cast_slice(&srs.h), &h)).map(cast::<_, G1Projective>)?)?
     };
     dealloc.drop_later(h);
     let msm_l = {
         let _span = info_span!("msm_l").entered();
-        phase("msm_l", backend.msm_g1(cast_slice(&srs.l), &aux)).map(cast::<_, G1Projective>)?
+        checked_g1("msm_l", phase("msm_l", backend.msm_g1(cast_slice(&srs.l), &aux)).map(cast::<_, G1Projective>)?)?
     };
     // The A and B queries hold the input bases first, then the aux bases: one MSM each.
     let a_answer = {
         let _span = info_span!("msm_a").entered();
         let scalars: Vec<Fr> = inputs.iter().copied().chain(select(&aux, &a_aux_density)).collect();
-        phase("msm_a", backend.msm_g1(cast_slice(&srs.a), &scalars)).map(cast::<_, G1Projective>)?
+        checked_g1("msm_a", phase("msm_a", backend.msm_g1(cast_slice(&srs.a), &scalars)).map(cast::<_, G1Projective>)?)?
     };
     let b_scalars: Vec<Fr> = select(&inputs, &b_input_density).chain(select(&aux, &b_aux_density)).collect();
     let b_g1_answer = {
         let _span = info_span!("msm_b_g1").entered();
-        phase("msm_b_g1", backend.msm_g1(cast_slice(&srs.b_g1), &b_scalars)).map(cast::<_, G1Projective>)?
+        checked_g1(
+            "msm_b_g1",
+            phase("msm_b_g1", backend.msm_g1(cast_slice(&srs.b_g1), &b_scalars)).map(cast::<_, G1Projective>)?,
+        )?
     };
     let b_g2_answer = {
         let _span = info_span!("msm_b_g2").entered();
-        phase("msm_b_g2", backend.msm_g2(cast_slice(&srs.b_g2), &b_scalars)).map(cast::<_, G2Projective>)?
+        checked_g2(
+            "msm_b_g2",
+            phase("msm_b_g2", backend.msm_g2(cast_slice(&srs.b_g2), &b_scalars)).map(cast::<_, G2Projective>)?,
+        )?
     };
     dealloc.drop_later((b_scalars, aux, a_aux_density, b_input_density, b_aux_density));
 
@@ -138,11 +193,47 @@ pub fn prove(
     Ok((proof, public_inputs))
 }
 
-/// Checks that `srs` fits `assignment` of `circuit` and is not subverted.
+/// Checks that `assignment` of `circuit` is well formed, that `srs` fits it and that `srs`
+/// is not subverted; every backend, `prove_batch` included, may then rely on its shape.
 pub fn check_inputs(srs: &Srs, assignment: &Assignment, circuit: &str) -> Result<(), ProveError> {
+    check_shape(assignment).map_err(|problem| ProveError::Malformed { circuit: circuit.into(), problem })?;
     srs.check_fits(assignment, circuit)?;
     if bool::from(srs.vk.delta_g1.is_identity() | srs.vk.delta_g2.is_identity()) {
         return Err(ProveError::SubvertedParameters);
+    }
+    Ok(())
+}
+
+/// The internal shape of an assignment: A, B and C of one length, at least one constraint,
+/// the constant one first among the inputs, and each density bitmap exactly as long as the
+/// variables it marks, with no bit set past them.
+pub fn check_shape(assignment: &Assignment) -> Result<(), String> {
+    let (a, b, c) = (assignment.a.len(), assignment.b.len(), assignment.c.len());
+    if a != b || b != c {
+        return Err(format!("A, B and C have {a}, {b} and {c} entries; they must be of one length"));
+    }
+    if a == 0 {
+        return Err("it has no constraints".into());
+    }
+    if assignment.inputs.first() != Some(&cast(Scalar::ONE)) {
+        return Err("its first input is not the constant one".into());
+    }
+    let densities = [
+        ("A-aux", &assignment.a_aux_density, assignment.aux.len()),
+        ("B-input", &assignment.b_input_density, assignment.inputs.len()),
+        ("B-aux", &assignment.b_aux_density, assignment.aux.len()),
+    ];
+    for (name, density, variables) in densities {
+        if density.len != variables as u64 || density.words.len() != variables.div_ceil(64) {
+            return Err(format!(
+                "the {name} density marks {} variables in {} words, but there are {variables}",
+                density.len,
+                density.words.len()
+            ));
+        }
+        if variables % 64 != 0 && density.words.last().is_some_and(|w| w >> (variables % 64) != 0) {
+            return Err(format!("the {name} density has bits set past its {variables} variables"));
+        }
     }
     Ok(())
 }

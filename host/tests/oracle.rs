@@ -1,7 +1,10 @@
 //! Correctness oracle: with fixed r and s, Bellhop's proofs are byte-identical to
 //! bellperson 0.27's, and they verify; parameters that do not fit are refused clearly.
 
-use std::path::{Path, PathBuf};
+use std::{
+    path::{Path, PathBuf},
+    sync::atomic::{AtomicUsize, Ordering},
+};
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_host::{
@@ -11,10 +14,17 @@ use bellhop_host::{
     prover::Blinding,
     session::Session,
 };
-use bellhop_plugin_api::strategy::Job;
+use bellhop_plugin_api::{
+    backend::{Backend, NttDirection},
+    cast,
+    strategy::Job,
+    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
+    PhaseTiming, PluginError,
+};
 use bellperson::groth16::{create_proof, generate_random_parameters, Parameters};
 use blstrs::{Bls12, Scalar};
 use ff::Field;
+use group::Group as _;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -165,5 +175,63 @@ fn fixed_blinding_is_never_reused() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("proof 1 has no fixed r and s: 1 pairs were given"), "{e}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// The CPU backend with the first G1 MSM of each proof (msm_h) answered wrongly: with a
+/// point of G1 that is not the sum, or with a point that is not on the curve.
+struct Lying<'a> {
+    honest: &'a dyn Backend,
+    off_curve: bool,
+    calls: AtomicUsize,
+}
+
+impl Backend for Lying<'_> {
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
+        let sum = self.honest.msm_g1(bases, scalars)?;
+        if self.calls.fetch_add(1, Ordering::Relaxed) % 4 != 0 {
+            return Ok(sum);
+        }
+        if self.off_curve {
+            return Ok(G1Projective { y: sum.x, ..sum });
+        }
+        let shifted: blstrs::G1Projective = cast::<_, blstrs::G1Projective>(sum) + blstrs::G1Projective::generator();
+        Ok(cast(shifted))
+    }
+
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
+        self.honest.msm_g2(bases, scalars)
+    }
+
+    fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
+        self.honest.ntt(values, direction)
+    }
+
+    fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
+        self.honest.compute_h(a, b, c)
+    }
+}
+
+#[test]
+fn a_backend_that_answers_wrongly_gets_no_proof_out() {
+    let spec: CircuitSpec = "chain:300".parse().unwrap();
+    let dir = scratch_dir("lying");
+    let (_, path) = params_for(&spec, &dir);
+    let srs = Srs::read(&path, &spec.to_string(), true).unwrap();
+    let session = Session::open(&Config::default(), &dir).unwrap();
+    let jobs = vec![vec![Job { circuit: spec.to_string().into(), seed: 1, input: Default::default() }]];
+    let options = PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(vec![blinding(1)]) };
+    for off_curve in [false, true] {
+        let lying = Lying { honest: session.backend.as_ref(), off_curve, calls: AtomicUsize::new(0) };
+        let out = prove_batches(&lying, session.strategy.as_ref(), &srs, jobs.clone(), &options, &|_| {
+            panic!("a wrong proof was handed out")
+        });
+        let e = out.map(|_| ()).expect_err("the proof is withheld").to_string();
+        if off_curve {
+            assert!(e.contains("G1 point that is not on the curve in phase msm_h"), "{e}");
+        } else {
+            assert!(e.contains("does not verify"), "{e}");
+        }
+    }
     std::fs::remove_dir_all(dir).ok();
 }

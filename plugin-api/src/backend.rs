@@ -368,6 +368,12 @@ pub fn __describe<T: BackendPlugin>(build: BuildInfo) -> RResult<PluginInfo, Plu
     guard("describe", || Ok(info::<T>(build)))
 }
 
+/// Opens backend `T` behind the panic guard and ABI object a loaded plugin has, so that a
+/// host embedding it sees its panics as errors just as it would a loaded one's.
+pub fn open_embedded<T: BackendPlugin>(request: &OpenRequest) -> Result<BackendBox, PluginError> {
+    __open::<T>(request).into_result()
+}
+
 #[doc(hidden)]
 pub extern "C" fn __open<T: BackendPlugin>(request: &OpenRequest) -> RResult<BackendBox, PluginError> {
     guard("open", || {

@@ -201,6 +201,12 @@ pub fn __describe<T: StrategyPlugin>(build: BuildInfo) -> RResult<PluginInfo, Pl
     guard("describe", || Ok(info::<T>(build)))
 }
 
+/// Opens strategy `T` behind the panic guard and ABI object a loaded plugin has, so that a
+/// host embedding it sees its panics as errors just as it would a loaded one's.
+pub fn open_embedded<T: StrategyPlugin>(request: &OpenRequest) -> Result<StrategyBox, PluginError> {
+    __open::<T>(request).into_result()
+}
+
 #[doc(hidden)]
 pub extern "C" fn __open<T: StrategyPlugin>(request: &OpenRequest) -> RResult<StrategyBox, PluginError> {
     guard("open", || T::open(request).map(|s| StrategyObject_TO::from_value(Exported(s), sabi_trait::TD_Opaque)))
@@ -250,5 +256,43 @@ mod tests {
         assert_eq!(d.words.len(), 2);
         assert_eq!(d.count(), 3);
         assert!(d.get(0) && !d.get(1) && d.get(3) && !d.get(74) && !d.get(200));
+    }
+}
+
+#[cfg(test)]
+mod embedded_tests {
+    use super::*;
+    use crate::{Capabilities, ErrorKind};
+
+    struct Panicking;
+
+    impl Strategy for Panicking {
+        fn synthesize(&self, _: &[Job]) -> Result<Synthesis, PluginError> {
+            panic!("a bug in the strategy")
+        }
+    }
+
+    impl StrategyPlugin for Panicking {
+        fn describe() -> Description {
+            Description {
+                name: "panicking".into(),
+                description: String::new(),
+                capabilities: Capabilities(0),
+                devices: Vec::new(),
+            }
+        }
+
+        fn open(_: &OpenRequest) -> Result<Self, PluginError> {
+            Ok(Panicking)
+        }
+    }
+
+    #[test]
+    fn an_embedded_strategy_panics_into_an_error() {
+        let request = OpenRequest { device: 0, threads: 0, options: "".into() };
+        let strategy = open_embedded::<Panicking>(&request).unwrap();
+        let e = Strategy::synthesize(&strategy, &[]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::PANIC);
+        assert!(e.message.contains("a bug in the strategy"), "{e}");
     }
 }

@@ -230,6 +230,29 @@ fn bad_filecoin_inputs_get_clear_errors() {
         edited(&fixture.window, |v| v["randomness"][0] = (v["randomness"][0].as_u64().unwrap() ^ 1).into());
     let e = error(window, &other_randomness);
     assert!(e.contains("do not match their public data"), "{e}");
+    // Crafted Merkle paths: a sibling short, an index past the arity, a level missing, one
+    // level too many. Each is an error, not a panic.
+    fn path(v: &mut serde_json::Value) -> &mut Vec<serde_json::Value> {
+        v["vanilla_proofs"][0]["vanilla_proof"]["sectors"][0]["inclusion_proofs"][0]["data"]["Single"]["path"]["path"]
+            .as_array_mut()
+            .unwrap()
+    }
+    let crafted = [
+        ("a sibling short", edited(&fixture.window, |v| drop(path(v)[0]["hashes"].as_array_mut().unwrap().pop()))),
+        ("an index past the arity", edited(&fixture.window, |v| path(v)[0]["index"] = 9.into())),
+        ("a level missing", edited(&fixture.window, |v| drop(path(v).pop()))),
+        (
+            "a level too many",
+            edited(&fixture.window, |v| {
+                let level = path(v)[0].clone();
+                path(v).push(level);
+            }),
+        ),
+    ];
+    for (what, input) in crafted {
+        let e = error(window, &input);
+        assert!(e.contains("do not match their public data") || e.contains("which no sector has"), "{what}: {e}");
+    }
     // An input for another circuit.
     let e = error(window, &fixture.winning);
     assert!(e.contains("it was made for winning-post:2KiB"), "{e}");

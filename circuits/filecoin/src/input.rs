@@ -295,10 +295,6 @@ fn proven_sector_bytes(proof: &impl MerkleProofTrait) -> u64 {
     proof.path().iter().map(|(siblings, _)| siblings.len() as u64 + 1).product::<u64>() * 32
 }
 
-fn size_name(bytes: u64) -> String {
-    SectorSize::from_bytes(bytes).map_or_else(|| format!("{bytes}-byte"), |s| s.to_string())
-}
-
 fn json<T: DeserializeOwned>(spec: FilecoinSpec, bytes: &[u8]) -> Result<T, FilecoinError> {
     serde_json::from_slice(bytes).map_err(|e| FilecoinError::Input {
         spec,
@@ -327,10 +323,17 @@ where
 {
     fn parse(spec: FilecoinSpec, bytes: &[u8]) -> Result<Self, FilecoinError> {
         let size_mismatch = |bytes: u64| -> Result<(), FilecoinError> {
-            if bytes != spec.sector_size.bytes() {
-                return Err(FilecoinError::SectorSize { spec, found: size_name(bytes) });
+            if bytes == spec.sector_size.bytes() {
+                return Ok(());
             }
-            Ok(())
+            match SectorSize::from_bytes(bytes) {
+                Some(found) => Err(FilecoinError::SectorSize { spec, found: found.to_string() }),
+                None => Err(FilecoinError::Input {
+                    spec,
+                    expected: "vanilla proofs of a sealed sector",
+                    why: format!("a Merkle path has the shape of a {bytes}-byte tree, which no sector has"),
+                }),
+            }
         };
         Ok(match spec.kind {
             Kind::Porep => {
@@ -422,6 +425,20 @@ fn fil(spec: FilecoinSpec) -> impl Fn(anyhow::Error) -> FilecoinError {
 
 fn mismatch(spec: FilecoinSpec, why: impl Into<String>) -> FilecoinError {
     FilecoinError::Mismatch { spec, why: why.into() }
+}
+
+/// Runs one of filecoin-proofs' vanilla verifiers, which index the proofs they are given
+/// without checking them (a Merkle path's sibling index past its arity panics there): a
+/// panic is a mismatch error instead.
+fn vanilla_checked<T>(spec: FilecoinSpec, verifier: impl FnOnce() -> T) -> Result<T, FilecoinError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(verifier)).map_err(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("no message");
+        mismatch(spec, format!("filecoin-proofs' vanilla verifier could not read them ({message})"))
+    })
 }
 
 /// The PoRep configuration of `size` (StackedDrg<size>V1_1 and API 1.2.0 unless given).
@@ -540,8 +557,10 @@ where
     let pp = porep_public_params::<Tree>(&config).map_err(fil(spec))?;
     // StackedDrg verifies only all partitions together (its single-partition `verify` is
     // unimplemented), so each partition's job checks every partition.
-    if !StackedDrg::<Tree, Sha256Hasher>::verify_all_partitions(&pp.vanilla_params, &public, &c1.vanilla_proofs)
-        .map_err(fil(spec))?
+    if !vanilla_checked(spec, || {
+        StackedDrg::<Tree, Sha256Hasher>::verify_all_partitions(&pp.vanilla_params, &public, &c1.vanilla_proofs)
+    })?
+    .map_err(fil(spec))?
     {
         return Err(mismatch(
             spec,
@@ -611,8 +630,10 @@ where
     };
     let pp = post_public_params::<Tree>(spec, partitions).map_err(fil(spec))?;
     // filecoin-proofs verifies the partitioned vanilla proofs against the public data.
-    let partitioned = partition_vanilla_proofs(&config, &pp.vanilla_params, &public, partitions, &post.vanilla_proofs)
-        .map_err(|e| mismatch(spec, format!("{e:#}")))?;
+    let partitioned = vanilla_checked(spec, || {
+        partition_vanilla_proofs(&config, &pp.vanilla_params, &public, partitions, &post.vanilla_proofs)
+    })?
+    .map_err(|e| mismatch(spec, format!("{e:#}")))?;
     let circuit = FallbackPoStCompound::<Tree>::circuit(
         &public,
         Default::default(),
@@ -666,8 +687,10 @@ where
     };
     // Only this partition's vanilla proof, checked as verify_all_partitions checks each one.
     let partition_public = EmptySectorUpdate::<Tree>::with_partition(public.clone(), Some(k));
-    if !EmptySectorUpdate::<Tree>::verify(&pp.vanilla_params, &partition_public, &snap.partition_proofs[k])
-        .map_err(fil(spec))?
+    if !vanilla_checked(spec, || {
+        EmptySectorUpdate::<Tree>::verify(&pp.vanilla_params, &partition_public, &snap.partition_proofs[k])
+    })?
+    .map_err(fil(spec))?
     {
         return Err(mismatch(spec, "they do not verify against comm_r_old, comm_r_new and comm_d_new"));
     }
