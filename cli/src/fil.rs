@@ -130,7 +130,7 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
     // filecoin-proofs reads its directories once, on first use.
     bellhop_filecoin::set_directories(
         &context.config.params.dir,
-        &bellhop_plugin_api::dirs::cache_dir("filecoin-parents"),
+        &bellhop_plugin_api::dirs::cache_dir("filecoin-parents")?,
     );
     let start = Instant::now();
     match command {

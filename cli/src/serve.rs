@@ -36,10 +36,8 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     if let Some(status) = &args.status_listen {
         config.daemon.status_listen.clone_from(status);
     }
-    if !config.pipeline.verify {
-        tracing::warn!("[pipeline] verify is off: proofs are returned without being checked");
-    }
-    bellhop_filecoin::set_directories(&config.params.dir, &bellhop_plugin_api::dirs::cache_dir("filecoin-parents"));
+    super::warn_if_unverified(&config);
+    bellhop_filecoin::set_directories(&config.params.dir, &bellhop_plugin_api::dirs::cache_dir("filecoin-parents")?);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     runtime.block_on(async {
         let engine = Arc::new(Engine::start(&config, &context.plugin_dir)?);

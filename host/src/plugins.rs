@@ -69,6 +69,19 @@ pub enum LoadError {
         /// What the dynamic loader said.
         reason: String,
     },
+    /// Users other than the owner may write the file.
+    #[error(
+        "plugin file `{}` is writable by other users (mode {mode:o}), who could make it run their code here; \
+         refused. Make it writable by its owner alone: chmod go-w {}",
+        .path.display(),
+        .path.display()
+    )]
+    WritableByOthers {
+        /// The file, links resolved.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The file is not a loadable shared library.
     #[error("`{}` is not a loadable shared library ({reason}); a plugin is the .so file a plugin crate builds", .path.display())]
     NotALibrary {
@@ -372,10 +385,28 @@ fn open_library(path: &Path) -> Result<&'static libloading::Library, LoadError> 
     if !path.exists() {
         return Err(LoadError::NotFound(path.to_path_buf()));
     }
+    // The file checked is the file loaded: links are resolved before both.
+    let path = &path.canonicalize().map_err(|e| LoadError::NotALibrary { path: path.into(), reason: e.to_string() })?;
+    refuse_writable_by_others(path)?;
     // SAFETY: loading a library runs its initialisers. Plugins are trusted code, like the
-    // executable itself; the operator chose the file or the directory it is in.
+    // executable itself; the operator chose the file or the directory it is in, and no
+    // other user can have changed the file (checked above).
     let lib = unsafe { libloading::Library::new(path) }.map_err(|e| dlopen_error(path, e.to_string()))?;
     Ok(Box::leak(Box::new(lib)))
+}
+
+/// Refuses a plugin file that users other than its owner may write: whoever can write it
+/// runs code in every process that loads it.
+fn refuse_writable_by_others(path: &Path) -> Result<(), LoadError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(path)
+        .map_err(|e| LoadError::NotALibrary { path: path.into(), reason: e.to_string() })?
+        .permissions()
+        .mode();
+    if mode & 0o022 != 0 {
+        return Err(LoadError::WritableByOthers { path: path.into(), mode: mode & 0o777 });
+    }
+    Ok(())
 }
 
 /// Names a missing dependency (glibc: "libX.so.1: cannot open shared object file: ...")

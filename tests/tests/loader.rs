@@ -104,3 +104,24 @@ fn strategy_where_a_backend_is_expected() {
     assert!(e.contains("is a strategy plugin, but a backend is expected here"), "{e}");
     assert!(e.contains("[synthesis] strategy"), "{e}");
 }
+
+#[test]
+fn a_plugin_file_others_may_write_is_refused_through_a_link_too() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = build_dir().join("loader-test-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("libbellhop_backend_open_to_all.so");
+    std::fs::copy(built_library("bellhop_backend_cpu"), &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // The check is of the file a link names, which is the file loaded.
+    let link = dir.join("libbellhop_backend_link.so");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&copy, &link).unwrap();
+    for path in [&copy, &link] {
+        let e = load_error::<Backends>(path);
+        assert!(e.contains("is writable by other users") && e.contains("chmod go-w"), "{e}");
+        assert!(e.contains("open_to_all"), "the message names the file the link resolves to: {e}");
+    }
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(Plugin::<Backends>::load(&link).unwrap().info.name.as_str(), "cpu");
+}

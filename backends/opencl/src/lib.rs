@@ -20,7 +20,7 @@ pub mod cache;
 mod device;
 
 use std::{
-    path::PathBuf,
+    path::{Path, PathBuf},
     sync::{Mutex, PoisonError},
     time::Instant,
 };
@@ -503,10 +503,12 @@ fn parse_options(text: &str) -> Result<Options, PluginError> {
             "unknown option `{key}` in [backend.options]: the {NAME} backend takes device_name and cache_dir"
         )));
     }
-    Ok(Options {
-        device_name: string("device_name")?,
-        cache_dir: string("cache_dir")?.map_or_else(|| bellhop_plugin_api::dirs::cache_dir(NAME), PathBuf::from),
-    })
+    let cache_dir = match string("cache_dir")? {
+        None => bellhop_plugin_api::dirs::cache_dir(NAME),
+        Some(dir) => bellhop_plugin_api::dirs::private_dir(Path::new(&dir)).map(|()| PathBuf::from(dir)),
+    }
+    .map_err(|e| options_error(format!("the program cache: {e}")))?;
+    Ok(Options { device_name: string("device_name")?, cache_dir })
 }
 
 impl BackendPlugin for OpenCl {

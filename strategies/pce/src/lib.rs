@@ -162,11 +162,15 @@ impl StrategyPlugin for Pce {
         let options = parse_options("pce", &request.options, &["cache_dir"])?;
         let cache_dir = match options.get("cache_dir") {
             None => bellhop_plugin_api::dirs::cache_dir("pce"),
-            Some(v) => v
-                .as_str()
-                .map(PathBuf::from)
-                .ok_or_else(|| PluginError::new(ErrorKind::OPTIONS, "cache_dir must be a string (a directory)"))?,
-        };
+            Some(v) => {
+                let dir = v
+                    .as_str()
+                    .map(PathBuf::from)
+                    .ok_or_else(|| PluginError::new(ErrorKind::OPTIONS, "cache_dir must be a string (a directory)"))?;
+                bellhop_plugin_api::dirs::private_dir(&dir).map(|()| dir)
+            }
+        }
+        .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("the pce cache: {e}")))?;
         Ok(Self { pool: thread_pool("bellhop-pce", request.threads)?, cache_dir, recordings: Mutex::default() })
     }
 }
