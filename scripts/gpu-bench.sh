@@ -26,6 +26,8 @@ work="${WORK:-$(mktemp -d)}"
 mkdir -p "$out" "$work"
 work="$(cd "$work" && pwd)"
 export BELLHOP_PLUGIN_DIR="$bundle"
+# A test that finds no GPU here fails instead of saying so and passing.
+export BELLHOP_REQUIRE_GPU=1
 # Program caches (the OpenCL backend's) live with the run.
 export BELLHOP_CACHE_DIR="$work/cache"
 bh="$bundle/bellhop"

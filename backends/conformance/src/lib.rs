@@ -97,6 +97,17 @@ impl fmt::Display for Report {
     }
 }
 
+/// Says on stderr, past the test harness's capture, that `what` could not be checked on
+/// this machine; with `BELLHOP_REQUIRE_GPU=1` (the GPU machine's runs set it) it panics
+/// instead, since there the check must run.
+pub fn cannot_check_here(what: &str) {
+    use std::io::Write as _;
+    if std::env::var_os("BELLHOP_REQUIRE_GPU").is_some_and(|v| v == "1") {
+        panic!("BELLHOP_REQUIRE_GPU=1, but {what}");
+    }
+    let _ = writeln!(std::io::stderr(), "NOT CHECKED here: {what}");
+}
+
 /// The seed from `BELLHOP_SEED`, or a fresh one.
 pub fn seed_from_env() -> u64 {
     std::env::var("BELLHOP_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random)
