@@ -45,24 +45,38 @@ KERNEL void FIELD_bellhop_h_pointwise(GLOBAL FIELD* a, GLOBAL FIELD* b, GLOBAL F
 ";
 
 /// The program's source: ec-gpu-gen's FFT for Fr and multiexp for G1 and G2 (64-bit limbs,
-/// as bellperson builds it for OpenCL), then Bellhop's kernels.
+/// as bellperson builds it for OpenCL), then Bellhop's kernels; the same text in every
+/// process, so that it can be the program cache's key as it is. ec-gpu-gen's builder keeps
+/// fields and multiexps in `HashSet`s and emits them in another order in each process, so
+/// each part is built alone here and the parts are joined in a fixed order, the way the
+/// builder joins its sections: common code, fields, extension fields, FFTs, multiexps.
 pub fn source() -> String {
-    SourceBuilder::new()
-        .add_fft::<Scalar>()
-        .add_multiexp::<G1Affine, Fp>()
-        .add_multiexp::<G2Affine, Fp2>()
-        .append_source(EXTRA_SOURCE.replace("FIELD", &Scalar::name()))
-        .build_64_bit_limbs()
+    let built = |builder: SourceBuilder| builder.build_64_bit_limbs();
+    // An empty builder gives the common code and five section separators.
+    let common = built(SourceBuilder::new());
+    let common = &common[..common.len() - 5 * SEPARATOR.len()];
+    // The text of a builder's output between what comes `before` it and `after` it.
+    let part = |builder: SourceBuilder, before: usize, after: usize| {
+        let out = built(builder);
+        out[common.len() + SEPARATOR.len() + before..out.len() - after].to_string()
+    };
+    let sep = SEPARATOR.len();
+    let fr = part(SourceBuilder::new().add_field::<Scalar>(), 0, 4 * sep);
+    let fp = part(SourceBuilder::new().add_field::<Fp>(), 0, 4 * sep);
+    let fp2 = part(SourceBuilder::new().add_field::<Fp2>(), fp.len() + sep, 3 * sep);
+    let fft = part(SourceBuilder::new().add_fft::<Scalar>(), fr.len() + 2 * sep, 2 * sep);
+    let msm_g1 = part(SourceBuilder::new().add_multiexp::<G1Affine, Fp>(), fp.len() + fr.len() + 3 * sep, sep);
+    let msm_g2 = part(
+        SourceBuilder::new().add_multiexp::<G2Affine, Fp2>(),
+        fp.len() + fr.len() + 2 * sep + fp2.len() + sep,
+        sep,
+    );
+    let extra = EXTRA_SOURCE.replace("FIELD", &Scalar::name());
+    [common.to_string(), fr + &fp, fp2, fft, msm_g1 + &msm_g2, extra].join(SEPARATOR)
 }
 
-/// `source` with its lines sorted: the key of the program. ec-gpu-gen keeps the fields and
-/// multiexps in `HashSet`s, so each process emits the same definitions in another order;
-/// the program is the same, and so must be its cache key.
-fn canonical(source: &str) -> String {
-    let mut lines: Vec<&str> = source.lines().collect();
-    lines.sort_unstable();
-    lines.join("\n")
-}
+/// What ec-gpu-gen's builder puts between the sections of its output.
+const SEPARATOR: &str = "\n\n";
 
 /// One OpenCL device of one platform.
 #[derive(Clone, Debug)]
@@ -155,11 +169,7 @@ impl Gpu {
             device.version().unwrap_or_default(),
             device.driver_version().unwrap_or_default(),
         ];
-        let key = ProgramKey::new(
-            &identity.iter().map(String::as_str).collect::<Vec<_>>(),
-            BUILD_OPTIONS,
-            &canonical(&source),
-        );
+        let key = ProgramKey::new(&identity.iter().map(String::as_str).collect::<Vec<_>>(), BUILD_OPTIONS, &source);
         let mut origin = ProgramOrigin::default();
         let cached = match cache::read(cache_dir, &key) {
             Ok(found) => found,
@@ -309,10 +319,25 @@ fn build(mut program: Program, device: cl_device_id) -> Result<Program, String> 
 mod tests {
     use super::*;
 
+    fn sorted_lines(source: &str) -> Vec<&str> {
+        let mut lines: Vec<&str> = source.lines().collect();
+        lines.sort_unstable();
+        lines
+    }
+
     #[test]
-    fn the_key_source_is_the_same_in_every_order() {
-        // Each call builds new HashSets, so the order can differ between calls as between processes.
-        let keys: Vec<String> = (0..8).map(|_| canonical(&source())).collect();
-        assert!(keys.windows(2).all(|w| w[0] == w[1]));
+    fn the_source_is_the_same_text_every_time_and_the_builder_s_program() {
+        // Each builder has new HashSets, so its order can differ between calls as between
+        // processes; the source must not.
+        let sources: Vec<String> = (0..8).map(|_| source()).collect();
+        assert!(sources.windows(2).all(|w| w[0] == w[1]));
+        let builder = SourceBuilder::new()
+            .add_fft::<Scalar>()
+            .add_multiexp::<G1Affine, Fp>()
+            .add_multiexp::<G2Affine, Fp2>()
+            .append_source(EXTRA_SOURCE.replace("FIELD", &Scalar::name()))
+            .build_64_bit_limbs();
+        assert_eq!(sorted_lines(&sources[0]), sorted_lines(&builder), "the parts are the builder's, reordered");
+        assert_eq!(sources[0].len(), builder.len());
     }
 }
