@@ -307,8 +307,18 @@ mod tests {
 
     #[test]
     fn seeds_change_witnesses_not_shapes() {
-        let spec: CircuitSpec = "poseidon-merkle:3".parse().unwrap();
-        assert_ne!(spec.synthetic(1).unwrap().public_inputs, spec.synthetic(2).unwrap().public_inputs);
-        assert_eq!(spec.synthetic(1).unwrap().public_inputs, spec.synthetic(1).unwrap().public_inputs);
+        for spec in ["chain:100", "sha256-merkle:1", "poseidon-merkle:3"] {
+            let spec: CircuitSpec = spec.parse().unwrap();
+            // The shape: constraint and variable counts, and every constraint's terms.
+            let shape = |seed| {
+                let mut cs = TestConstraintSystem::<Scalar>::new();
+                spec.synthetic(seed).unwrap().circuit.synthesize(&mut cs).unwrap();
+                (cs.num_constraints(), cs.num_inputs(), cs.hash(), cs.scalar_inputs())
+            };
+            let (one, two) = (shape(1), shape(2));
+            assert_eq!((one.0, one.1, &one.2), (two.0, two.1, &two.2), "{spec}: seeds must not change the shape");
+            assert_ne!(one.3, two.3, "{spec}: seeds change the witness");
+            assert_eq!(spec.synthetic(1).unwrap().public_inputs, spec.synthetic(1).unwrap().public_inputs);
+        }
     }
 }

@@ -337,7 +337,11 @@ impl Checker<'_> {
     }
 
     fn compute_h(&mut self) {
-        for log_n in [0u32, 1, 2, 10, 12] {
+        // One constraint: there is no h to compare, the call must only succeed.
+        let [mut a, mut b, mut c] = [(); 3].map(|()| self.inputs.scalars(ScalarClass::Random, 1));
+        let result = self.backend.compute_h(cast_slice_mut(&mut a), cast_slice_mut(&mut b), cast_slice_mut(&mut c));
+        self.record("compute_h", "size 1 (h is empty; accepted)", 1, 0.0, result.err().map(|e| format!("{e}")));
+        for log_n in [1u32, 2, 10, 12] {
             let n = 1usize << log_n;
             let (a, b, c) = (
                 self.inputs.scalars(ScalarClass::Random, n),

@@ -95,6 +95,21 @@ unsafe impl Send for DeviceEntry {}
 unsafe impl Sync for DeviceEntry {}
 
 impl DeviceEntry {
+    /// The program cache's key of `source` on this device: its platform, name, vendor,
+    /// versions and driver, the build options and the exact source.
+    pub fn program_key(&self, source: &str) -> ProgramKey {
+        let device = self.device();
+        let identity = [
+            self.platform.clone(),
+            self.platform_version.clone(),
+            self.name.clone(),
+            device.vendor().unwrap_or_default(),
+            device.version().unwrap_or_default(),
+            device.driver_version().unwrap_or_default(),
+        ];
+        ProgramKey::new(&identity.iter().map(String::as_str).collect::<Vec<_>>(), BUILD_OPTIONS, source)
+    }
+
     /// The device.
     pub fn device(&self) -> Device {
         Device::new(self.id)
@@ -161,15 +176,7 @@ impl Gpu {
             .map_err(|e| cl_error("clCreateCommandQueue", e))?;
         let start = Instant::now();
         let source = source();
-        let identity = [
-            entry.platform.clone(),
-            entry.platform_version.clone(),
-            entry.name.clone(),
-            device.vendor().unwrap_or_default(),
-            device.version().unwrap_or_default(),
-            device.driver_version().unwrap_or_default(),
-        ];
-        let key = ProgramKey::new(&identity.iter().map(String::as_str).collect::<Vec<_>>(), BUILD_OPTIONS, &source);
+        let key = entry.program_key(&source);
         let mut origin = ProgramOrigin::default();
         let cached = match cache::read(cache_dir, &key) {
             Ok(found) => found,
