@@ -204,36 +204,12 @@ pub fn check_inputs(srs: &Srs, assignment: &Assignment, circuit: &str) -> Result
     Ok(())
 }
 
-/// The internal shape of an assignment: A, B and C of one length, at least one constraint,
-/// the constant one first among the inputs, and each density bitmap exactly as long as the
-/// variables it marks, with no bit set past them.
+/// The internal shape of an assignment ([`Assignment::check_shape`]), and the constant one
+/// first among its inputs.
 pub fn check_shape(assignment: &Assignment) -> Result<(), String> {
-    let (a, b, c) = (assignment.a.len(), assignment.b.len(), assignment.c.len());
-    if a != b || b != c {
-        return Err(format!("A, B and C have {a}, {b} and {c} entries; they must be of one length"));
-    }
-    if a == 0 {
-        return Err("it has no constraints".into());
-    }
+    assignment.check_shape()?;
     if assignment.inputs.first() != Some(&cast(Scalar::ONE)) {
         return Err("its first input is not the constant one".into());
-    }
-    let densities = [
-        ("A-aux", &assignment.a_aux_density, assignment.aux.len()),
-        ("B-input", &assignment.b_input_density, assignment.inputs.len()),
-        ("B-aux", &assignment.b_aux_density, assignment.aux.len()),
-    ];
-    for (name, density, variables) in densities {
-        if density.len != variables as u64 || density.words.len() != variables.div_ceil(64) {
-            return Err(format!(
-                "the {name} density marks {} variables in {} words, but there are {variables}",
-                density.len,
-                density.words.len()
-            ));
-        }
-        if variables % 64 != 0 && density.words.last().is_some_and(|w| w >> (variables % 64) != 0) {
-            return Err(format!("the {name} density has bits set past its {variables} variables"));
-        }
     }
     Ok(())
 }

@@ -94,6 +94,40 @@ pub struct Assignment {
     pub b_aux_density: Density,
 }
 
+impl Assignment {
+    /// Checks the shape every consumer of an assignment relies on: A, B and C of one
+    /// length, at least one constraint, and each density bitmap exactly as long as the
+    /// variables it marks (its words covering its bits) with no bit set past them. A
+    /// backend reading the bitmaps by their lengths, as supraseal-c2 does, is then in bounds.
+    pub fn check_shape(&self) -> Result<(), String> {
+        let (a, b, c) = (self.a.len(), self.b.len(), self.c.len());
+        if a != b || b != c {
+            return Err(format!("A, B and C have {a}, {b} and {c} entries; they must be of one length"));
+        }
+        if a == 0 {
+            return Err("it has no constraints".into());
+        }
+        let densities = [
+            ("A-aux", &self.a_aux_density, self.aux.len()),
+            ("B-input", &self.b_input_density, self.inputs.len()),
+            ("B-aux", &self.b_aux_density, self.aux.len()),
+        ];
+        for (name, density, variables) in densities {
+            if density.len != variables as u64 || density.words.len() != variables.div_ceil(64) {
+                return Err(format!(
+                    "the {name} density marks {} variables in {} words, but there are {variables}",
+                    density.len,
+                    density.words.len()
+                ));
+            }
+            if variables % 64 != 0 && density.words.last().is_some_and(|w| w >> (variables % 64) != 0) {
+                return Err(format!("the {name} density has bits set past its {variables} variables"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// What one `synthesize` call returns.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Synthesis {
@@ -247,6 +281,40 @@ macro_rules! export_strategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two constraints, the constant one and one input, three aux variables.
+    fn well_formed() -> Assignment {
+        let zeros = |n| RVec::from(vec![Fr::default(); n]);
+        Assignment {
+            a: zeros(2),
+            b: zeros(2),
+            c: zeros(2),
+            inputs: zeros(2),
+            aux: zeros(3),
+            a_aux_density: Density::from_bits([true, false, true]),
+            b_input_density: Density::from_bits([true, true]),
+            b_aux_density: Density::from_bits([false, false, true]),
+        }
+    }
+
+    #[test]
+    fn malformed_assignments_are_named() {
+        assert_eq!(well_formed().check_shape(), Ok(()));
+        let mut short_c = well_formed();
+        short_c.c.pop();
+        assert!(short_c.check_shape().unwrap_err().contains("2, 2 and 1 entries"));
+        let empty = Assignment { a: RVec::new(), b: RVec::new(), c: RVec::new(), ..well_formed() };
+        assert!(empty.check_shape().unwrap_err().contains("no constraints"));
+        let mut long_bits = well_formed();
+        long_bits.a_aux_density.len = 64 * 3;
+        assert!(long_bits.check_shape().unwrap_err().contains("A-aux density marks 192 variables in 1 words"));
+        let mut no_words = well_formed();
+        no_words.b_aux_density.words = RVec::new();
+        assert!(no_words.check_shape().unwrap_err().contains("B-aux density marks 3 variables in 0 words"));
+        let mut stray = well_formed();
+        stray.b_input_density.words[0] |= 1 << 5;
+        assert!(stray.check_shape().unwrap_err().contains("B-input density has bits set past its 2 variables"));
+    }
 
     #[test]
     fn density_bits_round_trip() {

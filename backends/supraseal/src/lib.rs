@@ -132,9 +132,11 @@ impl Backend for CudaSupraseal {
         let mut proofs = vec![Proof::default(); assignments.len()];
         let error = self.with_srs(params, |srs| {
             // SAFETY: every pointer in `provers` points into an assignment the caller keeps
-            // borrowed for this call, with the lengths given beside it (checked equal across
-            // the batch); `r`, `s` and `proofs` hold one element per assignment; `Fr` and
-            // `Proof` have the layouts of supraseal's `fr_t` and `groth16_proof`.
+            // borrowed for this call, with the lengths given beside it: check_prove_batch
+            // checked each assignment's shape (A, B and C of one length, each density's
+            // words covering its bit length) and that the batch is of one shape; `r`, `s`
+            // and `proofs` hold one element per assignment; `Fr` and `Proof` have the
+            // layouts of supraseal's `fr_t` and `groth16_proof`.
             unsafe {
                 generate_groth16_proofs_c(
                     provers.as_ptr(),
@@ -173,5 +175,62 @@ impl BackendPlugin for CudaSupraseal {
         refuse_options(NAME, &request.options)?;
         check_device(NAME, request.device)?;
         Ok(Self { cpu: CpuBackend::new(request.threads as usize)?, device: request.device, srs: Mutex::new(None) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use abi_stable::std_types::RVec;
+
+    use super::*;
+
+    /// The backend without a GPU opened: prove_batch's input checks come first.
+    fn unopened() -> CudaSupraseal {
+        CudaSupraseal { cpu: CpuBackend::new(1).unwrap(), device: 0, srs: Mutex::new(None) }
+    }
+
+    #[test]
+    fn a_malformed_batch_is_refused_before_supraseal_reads_it() {
+        let zeros = |n| RVec::from(vec![Fr::default(); n]);
+        let assignment = Assignment {
+            a: zeros(2),
+            b: zeros(2),
+            c: zeros(2),
+            inputs: zeros(1),
+            aux: zeros(2),
+            a_aux_density: Density::from_bits([true, true]),
+            b_input_density: Density::from_bits([true]),
+            b_aux_density: Density::from_bits([true, false]),
+        };
+        // A bitmap claiming more bits than its words hold: supraseal would read past them.
+        let mut overlong = assignment.clone();
+        overlong.b_aux_density.len = 4096;
+        let one = [Fr::default()];
+        let e = unopened().prove_batch("never-read.params", &[&overlong], &one, &one).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::INVALID_INPUT);
+        assert!(e.message.contains("assignment 0 is malformed") && e.message.contains("B-aux density"), "{e}");
+        // Blinding lists of another length.
+        let e = unopened().prove_batch("never-read.params", &[&assignment], &[], &[]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::INVALID_INPUT);
+        assert!(unopened().prove_batch("never-read.params", &[], &[], &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn it_opens_on_a_gpu_or_refuses_clearly() {
+        let request = OpenRequest { device: 0, threads: 1, options: "".into() };
+        if gpus().is_empty() {
+            bellhop_conformance::cannot_check_here(
+                "cuda-supraseal's proofs need a CUDA GPU and this machine has none; checking that it refuses clearly",
+            );
+            let e = CudaSupraseal::open(&request).err().expect("open must fail without a GPU");
+            assert_eq!(e.kind, ErrorKind::NO_DEVICE);
+            assert!(e.message.contains("fallback"), "the message names the fix: {e}");
+            return;
+        }
+        let backend = CudaSupraseal::open(&request).unwrap();
+        let memory = backend.memory().unwrap();
+        assert!(memory.free_bytes <= memory.total_bytes && memory.total_bytes > 0, "{memory:?}");
+        let past = OpenRequest { device: gpus().len() as u32, ..request };
+        assert_eq!(CudaSupraseal::open(&past).err().expect("no such device").kind, ErrorKind::NO_DEVICE);
     }
 }
