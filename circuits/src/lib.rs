@@ -129,6 +129,18 @@ impl CircuitSpec {
         Ok(Instance { circuit, public_inputs })
     }
 
+    /// The public inputs (without the leading constant one) that a proof of job `seed`,
+    /// `input` must be for, computed apart from any synthesis: the synthetic circuits'
+    /// from their witness, a Filecoin circuit's from its input's public data as
+    /// filecoin-proofs' verifier computes them.
+    pub fn public_inputs(&self, seed: u64, input: &[u8]) -> Result<Vec<Scalar>, WitnessError> {
+        match *self {
+            #[cfg(feature = "filecoin")]
+            CircuitSpec::Filecoin(spec) => Ok(spec.public_inputs(input, seed as usize)?),
+            _ => Ok(self.instance(seed, input)?.public_inputs),
+        }
+    }
+
     /// The circuit of a synthetic spec, with the witness of seed `seed`.
     pub fn synthetic(&self, seed: u64) -> Result<Instance, WitnessError> {
         self.instance(seed, &[])

@@ -190,6 +190,7 @@ fn fault(error: ProveError) -> Fault {
         }
         ProveError::Params(_)
         | ProveError::Malformed { .. }
+        | ProveError::OtherStatement { .. }
         | ProveError::SubvertedParameters
         | ProveError::Verifier { .. } => Fault::Job(error.to_string()),
     }

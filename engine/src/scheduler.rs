@@ -10,7 +10,7 @@ use std::{
 };
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_host::{config::Config, dealloc::Dealloc, params::Shape};
+use bellhop_host::{config::Config, dealloc::Dealloc, params::Shape, prover};
 use bellhop_plugin_api::strategy::{Assignment, Job, Strategy};
 use tokio::sync::watch;
 
@@ -361,7 +361,12 @@ impl Shared {
         let shape = lease.srs.shape();
         let start = Instant::now();
         let job = Job { circuit: circuit.to_string().into(), seed: partition as u64, input: input.to_vec().into() };
-        let synthesis = catch_unwind(AssertUnwindSafe(|| self.strategy.synthesize(std::slice::from_ref(&job))))
+        // The circuit's own public inputs are computed beside the strategy's synthesis.
+        let (synthesis, expected) = rayon::join(
+            || catch_unwind(AssertUnwindSafe(|| self.strategy.synthesize(std::slice::from_ref(&job)))),
+            || prover::expected_public_inputs(&job),
+        );
+        let synthesis = synthesis
             .map_err(|panic| format!("the strategy panicked: {}", bellhop_plugin_api::panic_message(&*panic)))?
             .map_err(|e| format!("synthesis failed: {e}"))?;
         for warning in &synthesis.warnings {
@@ -372,6 +377,8 @@ impl Shared {
             .assignments
             .try_into()
             .map_err(|a: Vec<Assignment>| format!("the strategy returned {} assignments for one job", a.len()))?;
+        prover::check_public_inputs(&assignment, expected.as_deref().map_err(String::as_str), &job.circuit)
+            .map_err(|e| e.to_string())?;
         let measured = in_flight_bytes(&assignment, &shape);
         self.params.measured(circuit, measured);
         reservation.resize(measured);

@@ -146,8 +146,13 @@ pub fn synthesize_batch(
 ) -> Result<Vec<(Job, Assignment)>, PipelineError> {
     let _batch = info_span!("batch", first = first as u64, count = jobs.len() as u64).entered();
     let _span = info_span!("synthesis").entered();
+    // The circuit's own public inputs are computed beside the strategy's synthesis.
+    let (synthesized, expected) = rayon::join(
+        || strategy.synthesize(jobs),
+        || jobs.iter().map(prover::expected_public_inputs).collect::<Vec<_>>(),
+    );
     let Synthesis { assignments, timings, warnings } =
-        strategy.synthesize(jobs).map_err(|error| PipelineError::Synthesis { batch, error })?;
+        synthesized.map_err(|error| PipelineError::Synthesis { batch, error })?;
     for t in timings {
         record_subphase("synthesis", &t.name, t.nanos);
     }
@@ -156,6 +161,10 @@ pub fn synthesize_batch(
     }
     if assignments.len() != jobs.len() {
         return Err(PipelineError::Count { expected: jobs.len(), got: assignments.len() });
+    }
+    for (offset, ((job, assignment), expected)) in jobs.iter().zip(&assignments).zip(&expected).enumerate() {
+        prover::check_public_inputs(assignment, expected.as_deref().map_err(String::as_str), &job.circuit)
+            .map_err(|error| PipelineError::Prove { index: first + offset, error })?;
     }
     Ok(jobs.iter().cloned().zip(assignments).collect())
 }

@@ -1,9 +1,10 @@
 //! The Groth16 prover core: one proof from an assignment, over any backend's primitives.
 
+use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::{
     backend::Backend,
     cast, cast_slice,
-    strategy::{Assignment, Density},
+    strategy::{Assignment, Density, Job},
     types::Fr,
     ErrorKind, PluginError,
 };
@@ -43,6 +44,17 @@ pub enum ProveError {
         circuit: String,
         /// What is wrong.
         problem: String,
+    },
+    /// The assignment is for other public inputs than the circuit's own.
+    #[error(
+        "the assignment of {circuit} is for other public inputs than the circuit's own ({detail}): a bug in the \
+         synthesis strategy; compare it with baseline (`bellhop ab --synthesis-only`)"
+    )]
+    OtherStatement {
+        /// The circuit.
+        circuit: String,
+        /// Where they differ, or why the circuit's own could not be computed.
+        detail: String,
     },
     /// The backend returned a point outside the group it must be in.
     #[error("the backend returned a {group} point that is {problem} in phase {phase}: its result is wrong")]
@@ -214,9 +226,38 @@ pub fn check_shape(assignment: &Assignment) -> Result<(), String> {
     Ok(())
 }
 
-/// The public inputs of `assignment`, without the constant one.
+/// The public inputs a proof of `job` must be for (without the constant one), from the
+/// circuit itself, apart from any strategy ([`CircuitSpec::public_inputs`]).
+pub fn expected_public_inputs(job: &Job) -> Result<Vec<Scalar>, String> {
+    let spec: CircuitSpec = job.circuit.parse().map_err(|e| format!("{e}"))?;
+    spec.public_inputs(job.seed, &job.input).map_err(|e| format!("{e}"))
+}
+
+/// Checks that `assignment` of `circuit` is for the public inputs `expected` (without the
+/// constant one): a strategy cannot have a proof made of another statement.
+pub fn check_public_inputs(
+    assignment: &Assignment,
+    expected: Result<&[Scalar], &str>,
+    circuit: &str,
+) -> Result<(), ProveError> {
+    let other = |detail: String| Err(ProveError::OtherStatement { circuit: circuit.into(), detail });
+    let expected = match expected {
+        Ok(expected) => expected,
+        Err(why) => return other(format!("the circuit's own could not be computed: {why}")),
+    };
+    let got = public_inputs(assignment);
+    if got.len() != expected.len() {
+        return other(format!("{} public inputs, the circuit has {}", got.len(), expected.len()));
+    }
+    match got.iter().zip(expected).position(|(g, e)| g != e) {
+        Some(i) => other(format!("public input {i} differs")),
+        None => Ok(()),
+    }
+}
+
+/// The public inputs of `assignment`, without the constant one (none if it has no inputs).
 pub fn public_inputs(assignment: &Assignment) -> Vec<Scalar> {
-    cast_slice::<Fr, Scalar>(&assignment.inputs[1..]).to_vec()
+    cast_slice::<Fr, Scalar>(assignment.inputs.get(1..).unwrap_or_default()).to_vec()
 }
 
 /// Whether `backend` proves whole batches ([`Backend::prove_batch`]): asked with an empty

@@ -17,7 +17,7 @@ use bellhop_host::{
 use bellhop_plugin_api::{
     backend::{Backend, NttDirection},
     cast,
-    strategy::Job,
+    strategy::{Job, Strategy, Synthesis},
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
     PhaseTiming, PluginError,
 };
@@ -233,5 +233,38 @@ fn a_backend_that_answers_wrongly_gets_no_proof_out() {
             assert!(e.contains("does not verify"), "{e}");
         }
     }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// The baseline strategy, with the first public input of every assignment changed: a
+/// proof of another statement, which would verify against the inputs it claims.
+struct OtherStatement<'a>(&'a dyn Strategy);
+
+impl Strategy for OtherStatement<'_> {
+    fn synthesize(&self, jobs: &[Job]) -> Result<Synthesis, PluginError> {
+        let mut synthesis = self.0.synthesize(jobs)?;
+        for assignment in &mut synthesis.assignments {
+            let changed: blstrs::Scalar = cast::<Fr, blstrs::Scalar>(assignment.inputs[1]) + Scalar::ONE;
+            assignment.inputs[1] = cast(changed);
+        }
+        Ok(synthesis)
+    }
+}
+
+#[test]
+fn an_assignment_of_other_public_inputs_gets_no_proof_out() {
+    let spec: CircuitSpec = "chain:300".parse().unwrap();
+    let dir = scratch_dir("other-statement");
+    let (_, path) = params_for(&spec, &dir);
+    let srs = Srs::read(&path, &spec.to_string(), true).unwrap();
+    let session = Session::open(&Config::default(), &dir).unwrap();
+    let jobs = vec![vec![Job { circuit: spec.to_string().into(), seed: 1, input: Default::default() }]];
+    let options = PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(vec![blinding(1)]) };
+    let lying = OtherStatement(session.strategy.as_ref());
+    let out = prove_batches(session.backend.as_ref(), &lying, &srs, jobs, &options, &|_| {
+        panic!("a proof of another statement was handed out")
+    });
+    let e = out.map(|_| ()).expect_err("the proof is withheld").to_string();
+    assert!(e.contains("other public inputs than the circuit's own") && e.contains("public input 0 differs"), "{e}");
     std::fs::remove_dir_all(dir).ok();
 }

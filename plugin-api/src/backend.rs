@@ -108,12 +108,9 @@ pub trait Backend: Send + Sync {
 }
 
 /// Refuses a [`Backend::prove_batch`] call whose blinding lists do not match its
-/// assignments, one of whose assignments is malformed ([`Assignment::check_shape`]), or
-/// whose assignments are of different sizes ([`ErrorKind::INVALID_INPUT`](crate::ErrorKind)).
+/// assignments, whose assignments are of different sizes, or one of whose assignments is
+/// malformed ([`Assignment::check_shape`]) ([`ErrorKind::INVALID_INPUT`](crate::ErrorKind)).
 pub fn check_prove_batch(assignments: &[&Assignment], r: &[Fr], s: &[Fr]) -> Result<(), PluginError> {
-    if let Some((i, why)) = assignments.iter().enumerate().find_map(|(i, a)| a.check_shape().err().map(|e| (i, e))) {
-        return Err(PluginError::invalid_input(format!("prove_batch: assignment {i} is malformed: {why}")));
-    }
     if r.len() != assignments.len() || s.len() != assignments.len() {
         return Err(PluginError::invalid_input(format!(
             "prove_batch: {} assignments but {} values of r and {} of s; one pair is needed per proof",
@@ -132,6 +129,9 @@ pub fn check_prove_batch(assignments: &[&Assignment], r: &[Fr], s: &[Fr]) -> Res
                 shape(other)
             )));
         }
+    }
+    if let Some((i, why)) = assignments.iter().enumerate().find_map(|(i, a)| a.check_shape().err().map(|e| (i, e))) {
+        return Err(PluginError::invalid_input(format!("prove_batch: assignment {i} is malformed: {why}")));
     }
     Ok(())
 }

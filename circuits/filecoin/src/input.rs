@@ -283,11 +283,36 @@ impl Input {
     }
 
     pub(crate) fn instance(&self, spec: FilecoinSpec, partition: usize) -> Result<Instance, FilecoinError> {
+        let (circuit, public_inputs) = self.build(spec, partition, Build::Instance)?;
+        Ok(Instance { circuit: circuit.expect("an instance is built with its circuit"), public_inputs })
+    }
+
+    /// Partition `partition`'s public inputs as filecoin-proofs' verifier computes them,
+    /// from the public data alone: no vanilla proof is read and no circuit is built.
+    pub(crate) fn public_inputs(&self, spec: FilecoinSpec, partition: usize) -> Result<Vec<Scalar>, FilecoinError> {
+        Ok(self.build(spec, partition, Build::PublicInputs)?.1)
+    }
+
+    fn build(
+        &self,
+        spec: FilecoinSpec,
+        k: usize,
+        build: Build,
+    ) -> Result<(Option<FilecoinCircuit>, Vec<Scalar>), FilecoinError> {
         match self {
-            Input::Base(typed) => typed.instance(spec, partition),
-            Input::Gib32(typed) => typed.instance(spec, partition),
+            Input::Base(typed) => typed.build(spec, k, build),
+            Input::Gib32(typed) => typed.build(spec, k, build),
         }
     }
+}
+
+/// What to make of a partition: its instance (the vanilla proofs checked against the
+/// public data, then the circuit built from them, with its public inputs), or its public
+/// inputs alone.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Build {
+    Instance,
+    PublicInputs,
 }
 
 /// The sector size a Merkle proof's tree has, from the arities along its path.
@@ -409,13 +434,17 @@ where
         }
     }
 
-    fn instance(&self, spec: FilecoinSpec, k: usize) -> Result<Instance, FilecoinError> {
-        let (circuit, public_inputs) = match self {
-            Typed::Porep(porep) => porep_instance(spec, porep, k)?,
-            Typed::Post(post) => post_instance(spec, post, k)?,
-            Typed::Snap(snap) => snap_instance(spec, snap, k)?,
-        };
-        Ok(Instance { circuit, public_inputs })
+    fn build(
+        &self,
+        spec: FilecoinSpec,
+        k: usize,
+        build: Build,
+    ) -> Result<(Option<FilecoinCircuit>, Vec<Scalar>), FilecoinError> {
+        match self {
+            Typed::Porep(porep) => porep_instance(spec, porep, k, build),
+            Typed::Post(post) => post_instance(spec, post, k, build),
+            Typed::Snap(snap) => snap_instance(spec, snap, k, build),
+        }
     }
 }
 
@@ -528,7 +557,8 @@ fn porep_instance<Tree: 'static + MerkleTreeTrait>(
     spec: FilecoinSpec,
     porep: &Porep<Tree>,
     k: usize,
-) -> Result<(FilecoinCircuit, Vec<Scalar>), FilecoinError>
+    build: Build,
+) -> Result<(Option<FilecoinCircuit>, Vec<Scalar>), FilecoinError>
 where
     FilecoinCircuit: From<StackedCircuit<Tree, Sha256Hasher>>,
 {
@@ -555,6 +585,11 @@ where
         seed: Some(c1.seed),
     };
     let pp = porep_public_params::<Tree>(&config).map_err(fil(spec))?;
+    let inputs = StackedCompound::<Tree, Sha256Hasher>::generate_public_inputs(&public, &pp.vanilla_params, Some(k))
+        .map_err(fil(spec))?;
+    if build == Build::PublicInputs {
+        return Ok((None, inputs));
+    }
     // StackedDrg verifies only all partitions together (its single-partition `verify` is
     // unimplemented), so each partition's job checks every partition.
     if !vanilla_checked(spec, || {
@@ -571,16 +606,15 @@ where
     let circuit =
         StackedCompound::<Tree, Sha256Hasher>::circuit(&public, (), &c1.vanilla_proofs[k], &pp.vanilla_params, Some(k))
             .map_err(fil(spec))?;
-    let inputs = StackedCompound::<Tree, Sha256Hasher>::generate_public_inputs(&public, &pp.vanilla_params, Some(k))
-        .map_err(fil(spec))?;
-    Ok((circuit.into(), inputs))
+    Ok((Some(circuit.into()), inputs))
 }
 
 fn post_instance<Tree: 'static + MerkleTreeTrait>(
     spec: FilecoinSpec,
     post: &PostInput<Tree>,
     k: usize,
-) -> Result<(FilecoinCircuit, Vec<Scalar>), FilecoinError>
+    build: Build,
+) -> Result<(Option<FilecoinCircuit>, Vec<Scalar>), FilecoinError>
 where
     FilecoinCircuit: From<FallbackPoStCircuit<Tree>>,
 {
@@ -629,6 +663,20 @@ where
         _ => 1,
     };
     let pp = post_public_params::<Tree>(spec, partitions).map_err(fil(spec))?;
+    // The inputs as filecoin-proofs' verifier computes them: WinningPoSt's one sector
+    // stands for all of its challenge slots.
+    let verifier_public = match spec.kind {
+        Kind::WinningPost => fallback::PublicInputs {
+            sectors: vec![public.sectors[0].clone(); pp.vanilla_params.sector_count],
+            ..public.clone()
+        },
+        _ => public.clone(),
+    };
+    let inputs = FallbackPoStCompound::<Tree>::generate_public_inputs(&verifier_public, &pp.vanilla_params, Some(k))
+        .map_err(fil(spec))?;
+    if build == Build::PublicInputs {
+        return Ok((None, inputs));
+    }
     // filecoin-proofs verifies the partitioned vanilla proofs against the public data.
     let partitioned = vanilla_checked(spec, || {
         partition_vanilla_proofs(&config, &pp.vanilla_params, &public, partitions, &post.vanilla_proofs)
@@ -642,25 +690,15 @@ where
         Some(k),
     )
     .map_err(fil(spec))?;
-    // The inputs as filecoin-proofs' verifier computes them: WinningPoSt's one sector
-    // stands for all of its challenge slots.
-    let verifier_public = match spec.kind {
-        Kind::WinningPost => fallback::PublicInputs {
-            sectors: vec![public.sectors[0].clone(); pp.vanilla_params.sector_count],
-            ..public
-        },
-        _ => public,
-    };
-    let inputs = FallbackPoStCompound::<Tree>::generate_public_inputs(&verifier_public, &pp.vanilla_params, Some(k))
-        .map_err(fil(spec))?;
-    Ok((circuit.into(), inputs))
+    Ok((Some(circuit.into()), inputs))
 }
 
 fn snap_instance<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     spec: FilecoinSpec,
     snap: &SnapInput<Tree>,
     k: usize,
-) -> Result<(FilecoinCircuit, Vec<Scalar>), FilecoinError>
+    build: Build,
+) -> Result<(Option<FilecoinCircuit>, Vec<Scalar>), FilecoinError>
 where
     FilecoinCircuit: From<EmptySectorUpdateCircuit<Tree>>,
 {
@@ -685,6 +723,11 @@ where
         comm_r_new: domain(&snap.comm_r_new, "comm_r_new").map_err(fil(spec))?,
         h: config.h,
     };
+    let inputs = EmptySectorUpdateCompound::<Tree>::generate_public_inputs(&public, &pp.vanilla_params, Some(k))
+        .map_err(fil(spec))?;
+    if build == Build::PublicInputs {
+        return Ok((None, inputs));
+    }
     // Only this partition's vanilla proof, checked as verify_all_partitions checks each one.
     let partition_public = EmptySectorUpdate::<Tree>::with_partition(public.clone(), Some(k));
     if !vanilla_checked(spec, || {
@@ -697,7 +740,5 @@ where
     let circuit =
         EmptySectorUpdateCompound::<Tree>::circuit(&public, (), &snap.partition_proofs[k], &pp.vanilla_params, Some(k))
             .map_err(fil(spec))?;
-    let inputs = EmptySectorUpdateCompound::<Tree>::generate_public_inputs(&public, &pp.vanilla_params, Some(k))
-        .map_err(fil(spec))?;
-    Ok((circuit.into(), inputs))
+    Ok((Some(circuit.into()), inputs))
 }

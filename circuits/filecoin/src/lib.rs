@@ -349,12 +349,23 @@ impl FilecoinSpec {
 
     /// Partition `partition`'s circuit from `input` (see [`input`]).
     pub fn instance(self, input: &[u8], partition: usize) -> Result<Instance, FilecoinError> {
+        self.partition_of(input, partition)?.instance(self, partition)
+    }
+
+    /// Partition `partition`'s public inputs, as filecoin-proofs' verifier computes them
+    /// from `input`'s public data (its vanilla proofs are neither read nor checked): what
+    /// a proof of that partition must be for.
+    pub fn public_inputs(self, input: &[u8], partition: usize) -> Result<Vec<Scalar>, FilecoinError> {
+        self.partition_of(input, partition)?.public_inputs(self, partition)
+    }
+
+    fn partition_of(self, input: &[u8], partition: usize) -> Result<Input, FilecoinError> {
         let input = Input::parse(self, input)?;
         let count = input.partitions(self)?;
         if partition >= count {
             return Err(FilecoinError::Partition { spec: self, index: partition, count });
         }
-        input.instance(self, partition)
+        Ok(input)
     }
 }
 
