@@ -212,15 +212,30 @@ impl Backend for Lying<'_> {
     }
 }
 
-#[test]
-fn a_backend_that_answers_wrongly_gets_no_proof_out() {
+/// One chain:300 proof to make in `dir`: its parameters, the embedded cpu backend and
+/// baseline strategy, the job, and fixed blinding.
+struct OneProof {
+    dir: PathBuf,
+    srs: Srs,
+    session: Session,
+    jobs: Vec<Vec<Job>>,
+    options: PipelineOptions,
+}
+
+fn one_proof(name: &str) -> OneProof {
     let spec: CircuitSpec = "chain:300".parse().unwrap();
-    let dir = scratch_dir("lying");
+    let dir = scratch_dir(name);
     let (_, path) = params_for(&spec, &dir);
     let srs = Srs::read(&path, &spec.to_string(), true).unwrap();
     let session = Session::open(&Config::default(), &dir).unwrap();
     let jobs = vec![vec![Job { circuit: spec.to_string().into(), seed: 1, input: Default::default() }]];
     let options = PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(vec![blinding(1)]) };
+    OneProof { dir, srs, session, jobs, options }
+}
+
+#[test]
+fn a_backend_that_answers_wrongly_gets_no_proof_out() {
+    let OneProof { dir, srs, session, jobs, options } = one_proof("lying");
     for off_curve in [false, true] {
         let lying = Lying { honest: session.backend.as_ref(), off_curve, calls: AtomicUsize::new(0) };
         let out = prove_batches(&lying, session.strategy.as_ref(), &srs, jobs.clone(), &options, &|_| {
@@ -253,13 +268,7 @@ impl Strategy for OtherStatement<'_> {
 
 #[test]
 fn an_assignment_of_other_public_inputs_gets_no_proof_out() {
-    let spec: CircuitSpec = "chain:300".parse().unwrap();
-    let dir = scratch_dir("other-statement");
-    let (_, path) = params_for(&spec, &dir);
-    let srs = Srs::read(&path, &spec.to_string(), true).unwrap();
-    let session = Session::open(&Config::default(), &dir).unwrap();
-    let jobs = vec![vec![Job { circuit: spec.to_string().into(), seed: 1, input: Default::default() }]];
-    let options = PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(vec![blinding(1)]) };
+    let OneProof { dir, srs, session, jobs, options } = one_proof("other-statement");
     let lying = OtherStatement(session.strategy.as_ref());
     let out = prove_batches(session.backend.as_ref(), &lying, &srs, jobs, &options, &|_| {
         panic!("a proof of another statement was handed out")
