@@ -377,7 +377,8 @@ impl Shared {
             .assignments
             .try_into()
             .map_err(|a: Vec<Assignment>| format!("the strategy returned {} assignments for one job", a.len()))?;
-        prover::check_public_inputs(&assignment, expected.as_deref().map_err(String::as_str), &job.circuit)
+        expected
+            .and_then(|expected| prover::check_public_inputs(&assignment, &expected, &job.circuit))
             .map_err(|e| e.to_string())?;
         let measured = in_flight_bytes(&assignment, &shape);
         self.params.measured(circuit, measured);

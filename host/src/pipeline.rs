@@ -162,8 +162,9 @@ pub fn synthesize_batch(
     if assignments.len() != jobs.len() {
         return Err(PipelineError::Count { expected: jobs.len(), got: assignments.len() });
     }
-    for (offset, ((job, assignment), expected)) in jobs.iter().zip(&assignments).zip(&expected).enumerate() {
-        prover::check_public_inputs(assignment, expected.as_deref().map_err(String::as_str), &job.circuit)
+    for (offset, ((job, assignment), expected)) in jobs.iter().zip(&assignments).zip(expected).enumerate() {
+        expected
+            .and_then(|expected| prover::check_public_inputs(assignment, &expected, &job.circuit))
             .map_err(|error| PipelineError::Prove { index: first + offset, error })?;
     }
     Ok(jobs.iter().cloned().zip(assignments).collect())

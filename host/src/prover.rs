@@ -228,23 +228,22 @@ pub fn check_shape(assignment: &Assignment) -> Result<(), String> {
 
 /// The public inputs a proof of `job` must be for (without the constant one), from the
 /// circuit itself, apart from any strategy ([`CircuitSpec::public_inputs`]).
-pub fn expected_public_inputs(job: &Job) -> Result<Vec<Scalar>, String> {
-    let spec: CircuitSpec = job.circuit.parse().map_err(|e| format!("{e}"))?;
-    spec.public_inputs(job.seed, &job.input).map_err(|e| format!("{e}"))
+pub fn expected_public_inputs(job: &Job) -> Result<Vec<Scalar>, ProveError> {
+    let spec: CircuitSpec = job.circuit.parse().map_err(|e| other_statement(&job.circuit, e))?;
+    spec.public_inputs(job.seed, &job.input).map_err(|e| other_statement(&job.circuit, e))
+}
+
+fn other_statement(circuit: &str, why: impl std::fmt::Display) -> ProveError {
+    ProveError::OtherStatement {
+        circuit: circuit.into(),
+        detail: format!("the circuit's own could not be computed: {why}"),
+    }
 }
 
 /// Checks that `assignment` of `circuit` is for the public inputs `expected` (without the
 /// constant one): a strategy cannot have a proof made of another statement.
-pub fn check_public_inputs(
-    assignment: &Assignment,
-    expected: Result<&[Scalar], &str>,
-    circuit: &str,
-) -> Result<(), ProveError> {
+pub fn check_public_inputs(assignment: &Assignment, expected: &[Scalar], circuit: &str) -> Result<(), ProveError> {
     let other = |detail: String| Err(ProveError::OtherStatement { circuit: circuit.into(), detail });
-    let expected = match expected {
-        Ok(expected) => expected,
-        Err(why) => return other(format!("the circuit's own could not be computed: {why}")),
-    };
     let got = public_inputs(assignment);
     if got.len() != expected.len() {
         return other(format!("{} public inputs, the circuit has {}", got.len(), expected.len()));
