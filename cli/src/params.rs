@@ -119,17 +119,10 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// filecoin-proofs' parameter directory (`FIL_PROOFS_PARAMETER_CACHE`, else its default),
-/// where its verifiers read the published parameters' `.vk` files.
-fn filecoin_proofs_dir() -> PathBuf {
-    std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")
-        .map_or_else(|| PathBuf::from("/var/tmp/filecoin-proof-parameters"), PathBuf::from)
-}
-
 /// Insecure parameters go into filecoin-proofs' directory only when `--dir` or `--out`
 /// names it: `[params] dir` defaults to it, and its published files must not be replaced.
 fn refuse_filecoin_proofs_dir(dir: &Path) -> Result<()> {
-    let published = filecoin_proofs_dir();
+    let published = bellhop_filecoin::filecoin_proofs_parameter_dir();
     let same = match (dir.canonicalize(), published.canonicalize()) {
         (Ok(dir), Ok(published)) => dir == published,
         _ => dir == published,

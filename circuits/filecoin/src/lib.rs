@@ -47,6 +47,13 @@ pub fn set_directories(params: &Path, parents: &Path) -> &'static Path {
     })
 }
 
+/// The parameter directory filecoin-proofs reads from its own settings
+/// (`FIL_PROOFS_PARAMETER_CACHE`, else its default), where its verifiers trust the `.vk`
+/// files they find. Like [`set_directories`], only the first use of its settings counts.
+pub fn filecoin_proofs_parameter_dir() -> std::path::PathBuf {
+    storage_proofs_core::parameter_cache::parameter_cache_dir()
+}
+
 /// What a Filecoin circuit proves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
