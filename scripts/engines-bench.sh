@@ -81,8 +81,13 @@ stop_daemon() {
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
+    pid=""
 }
 
+# A bench stopped early (a time bound, ^C) stops the daemon it started, which would
+# otherwise hold the port for the next one.
+pid=""
+trap '[[ -n "$pid" ]] && kill -KILL "$pid" 2>/dev/null; exit 130' INT TERM
 status=0
 for daemon in ${DAEMONS:-bellhop cuzk}; do
     echo "== $daemon"
