@@ -26,7 +26,8 @@ use abi_stable::{
 use bellhop_plugin_api::{
     backend::{Backend, BackendModuleRef},
     strategy::{Strategy, StrategyModuleRef},
-    OpenRequest, PluginError, PluginHeader, PluginInfo, PluginKind, ABI_VERSION, PLUGIN_HEADER_SYMBOL, PLUGIN_MAGIC,
+    AbiVersion, OpenRequest, PluginError, PluginHeader, PluginInfo, PluginKind, ABI_VERSION, PLUGIN_HEADER_SYMBOL,
+    PLUGIN_MAGIC,
 };
 
 /// The environment variable that overrides the plugin directory.
@@ -354,14 +355,24 @@ pub fn plugin_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The names of the plugins of seam `S`: embedded ones and those loadable from `dir`.
+/// The names of the plugins of seam `S`: embedded ones and those in `dir` whose header
+/// declares that kind and an ABI this host loads. The headers are read from the files, not
+/// by loading them, so listing runs none of the libraries' code; a name is the file's
+/// (`libbellhop_backend_cuda_pinned.so`: `cuda-pinned`), which is how `find` looks it up.
 pub fn names<S: Seam>(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = S::embedded().into_iter().map(|p| p.info.name.to_string()).collect();
     let kind_prefix = format!("{DLL_PREFIX}bellhop_{}_", S::KIND.name());
     for path in plugin_files(dir) {
-        let is_kind = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&kind_prefix));
-        if let Some(plugin) = is_kind.then(|| Plugin::<S>::load(&path).ok()).flatten() {
-            names.push(plugin.info.name.to_string());
+        let Some(name) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix(&kind_prefix))
+            .and_then(|n| n.strip_suffix(DLL_SUFFIX))
+        else {
+            continue;
+        };
+        if peek_header(&path).is_ok_and(|header| header.kind == S::KIND) {
+            names.push(name.replace('_', "-"));
         }
     }
     names.sort();
@@ -369,10 +380,48 @@ pub fn names<S: Seam>(dir: &Path) -> Vec<String> {
     names
 }
 
-/// Reads the header of the file at `path` and returns the kind it declares, or why it is
-/// not a loadable plugin of this ABI.
+/// The header the plugin file at `path` declares, read from its dynamic symbol table and
+/// checked as loading checks it, without loading the file (none of its code runs).
+pub fn peek_header(path: &Path) -> Result<PluginHeader, LoadError> {
+    use object::{Object as _, ObjectSection as _, ObjectSymbol as _};
+    let not_a_library = |reason: String| LoadError::NotALibrary { path: path.to_path_buf(), reason };
+    let not_a_plugin = |reason: &str| LoadError::NotAPlugin { path: path.to_path_buf(), reason: reason.into() };
+    let bytes = std::fs::read(path).map_err(|e| not_a_library(e.to_string()))?;
+    let file = object::File::parse(&*bytes).map_err(|e| not_a_library(e.to_string()))?;
+    let symbol_name = PLUGIN_HEADER_SYMBOL.strip_suffix(b"\0").unwrap_or(PLUGIN_HEADER_SYMBOL);
+    let symbol = file
+        .dynamic_symbols()
+        .find(|s| s.name_bytes() == Ok(symbol_name))
+        .ok_or_else(|| not_a_plugin("it exports no BELLHOP_PLUGIN_HEADER symbol"))?;
+    let size = std::mem::size_of::<PluginHeader>();
+    let data = symbol
+        .section_index()
+        .and_then(|index| file.section_by_index(index).ok())
+        .and_then(|section| section.data_range(symbol.address(), size as u64).ok().flatten())
+        .ok_or_else(|| not_a_plugin("its BELLHOP_PLUGIN_HEADER symbol points at no data of the file"))?;
+    let word = |offset: usize| {
+        let bytes: [u8; 4] = data[offset..offset + 4].try_into().expect("4 bytes inside the header");
+        if file.is_little_endian() {
+            u32::from_le_bytes(bytes)
+        } else {
+            u32::from_be_bytes(bytes)
+        }
+    };
+    let header = PluginHeader {
+        magic: data[..8].try_into().expect("8 bytes inside the header"),
+        abi: AbiVersion {
+            major: word(std::mem::offset_of!(PluginHeader, abi) + std::mem::offset_of!(AbiVersion, major)),
+            minor: word(std::mem::offset_of!(PluginHeader, abi) + std::mem::offset_of!(AbiVersion, minor)),
+        },
+        kind: PluginKind(word(std::mem::offset_of!(PluginHeader, kind))),
+    };
+    check_header(header, path)
+}
+
+/// The kind the plugin file at `path` declares, or why it is not a loadable plugin of this
+/// ABI; read from the file without loading it.
 pub fn read_kind(path: &Path) -> Result<PluginKind, LoadError> {
-    Ok(read_header(open_library(path)?, path)?.kind)
+    Ok(peek_header(path)?.kind)
 }
 
 /// Loads the library at `path` for the life of the process. Plugin files are never
@@ -423,16 +472,23 @@ fn dlopen_error(path: &Path, reason: String) -> LoadError {
 }
 
 fn read_header(lib: &libloading::Library, path: &Path) -> Result<PluginHeader, LoadError> {
-    let not_a_plugin = |reason: &str| LoadError::NotAPlugin { path: path.to_path_buf(), reason: reason.into() };
     // SAFETY: `BELLHOP_PLUGIN_HEADER` is a data symbol; asking for `*const PluginHeader`
     // yields its address without reading anything.
-    let symbol = unsafe { lib.get::<*const PluginHeader>(PLUGIN_HEADER_SYMBOL) }
-        .map_err(|_| not_a_plugin("it exports no BELLHOP_PLUGIN_HEADER symbol"))?;
+    let symbol = unsafe { lib.get::<*const PluginHeader>(PLUGIN_HEADER_SYMBOL) }.map_err(|_| {
+        LoadError::NotAPlugin { path: path.to_path_buf(), reason: "it exports no BELLHOP_PLUGIN_HEADER symbol".into() }
+    })?;
     // SAFETY: the symbol is a `static PluginHeader` defined by the export macros, whose
     // layout is frozen across ABI versions; the library stays loaded during the read.
-    let header = unsafe { std::ptr::read(*symbol) };
+    check_header(unsafe { std::ptr::read(*symbol) }, path)
+}
+
+/// Refuses a header of the wrong magic or of an ABI this host does not load.
+fn check_header(header: PluginHeader, path: &Path) -> Result<PluginHeader, LoadError> {
     if header.magic != PLUGIN_MAGIC {
-        return Err(not_a_plugin("its BELLHOP_PLUGIN_HEADER has the wrong magic"));
+        return Err(LoadError::NotAPlugin {
+            path: path.to_path_buf(),
+            reason: "its BELLHOP_PLUGIN_HEADER has the wrong magic".into(),
+        });
     }
     if !header.abi.loads_into(ABI_VERSION) {
         return Err(LoadError::AbiMismatch { path: path.to_path_buf(), found: header.abi, host: ABI_VERSION });

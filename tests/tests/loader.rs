@@ -27,6 +27,25 @@ fn unknown_name_lists_what_exists() {
 }
 
 #[test]
+fn listing_names_loads_no_library() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = build_dir().join("listing-test-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("libbellhop_backend_listed_only.so");
+    std::fs::copy(built_library("bellhop_backend_cpu"), &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let future = dir.join("libbellhop_backend_from_the_future.so");
+    std::fs::copy(built_library("fixture_future_abi"), &future).unwrap();
+    std::fs::set_permissions(&future, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let e = Plugin::<Backends>::find("cdua", &dir).err().expect("no such backend").to_string();
+    assert!(e.contains("available backends: cpu, listed-only."), "another ABI is not listed: {e}");
+    assert!(bellhop_host::plugins::read_kind(&copy).unwrap() == bellhop_plugin_api::PluginKind::BACKEND);
+    let mapped = std::fs::read_to_string("/proc/self/maps").unwrap();
+    assert!(!mapped.contains("listed_only") && !mapped.contains("from_the_future"), "a listed file was loaded");
+}
+
+#[test]
 fn not_a_shared_library() {
     let dir = build_dir().join("loader-test-files");
     std::fs::create_dir_all(&dir).unwrap();
