@@ -24,12 +24,13 @@ const MAGIC: [u8; 8] = *b"BHPCE\0\0\0";
 /// Bump when the layout or the meaning of a recording changes.
 pub(crate) const FORMAT_VERSION: u32 = 1;
 
-/// The digest that ties a file to one circuit shape, one catalog version and one format.
+/// The digest that ties a file to one circuit shape, one format, and the circuits' build:
+/// the catalog's source and the locked versions of the crates it depends on (build.rs).
 pub(crate) fn shape_digest(circuit: &str) -> [u8; 32] {
     Sha256::new()
         .chain_update(b"bellhop-pce\0")
         .chain_update(FORMAT_VERSION.to_le_bytes())
-        .chain_update(env!("CARGO_PKG_VERSION").as_bytes())
+        .chain_update(env!("BELLHOP_PCE_CIRCUITS_DIGEST").as_bytes())
         .chain_update(b"\0")
         .chain_update(circuit.as_bytes())
         .finalize()
@@ -137,7 +138,10 @@ fn decode(bytes: &[u8], circuit: &str) -> Result<Recording, String> {
         return Err(format!("it is of format version {version}, this strategy writes {FORMAT_VERSION} (stale)"));
     }
     if r.take(32)? != shape_digest(circuit) {
-        return Err(format!("it was recorded for another circuit or catalog version than {circuit} (stale)"));
+        return Err(format!(
+            "it was recorded for another circuit than {circuit}, or by a build of other circuit code or \
+             dependency versions (stale)"
+        ));
     }
     if Sha256::digest(body).as_slice() != checksum {
         return Err("its checksum does not match (corrupt or truncated)".into());

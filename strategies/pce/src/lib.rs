@@ -78,34 +78,37 @@ impl Pce {
         Ok(assignment)
     }
 
-    /// The witness of `job`, multiplied out with `recording`; adds the time of each part
-    /// to `clocks` (witness, products), in nanoseconds.
+    /// The witness of `job`, multiplied out with `recording`, or (inner `Err`) why the
+    /// recording does not fit the circuit; adds the time of each part to `clocks`
+    /// (witness, products), in nanoseconds.
     fn replay(
         spec: CircuitSpec,
         job: &Job,
         recording: &Recording,
         clocks: &[AtomicU64; 2],
-    ) -> Result<Assignment, PluginError> {
+    ) -> Result<Result<Assignment, String>, PluginError> {
         let start = Instant::now();
         let witness =
             WitnessCs::synthesize(job_circuit(spec, job)?, recording).map_err(|e| synthesis_failed(spec, e))?;
         clocks[0].fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        if witness.inputs.len() != recording.num_inputs || witness.aux.len() != recording.num_aux {
-            return Err(PluginError::new(
-                ErrorKind::INTERNAL,
-                format!(
-                    "the pce recording of {spec} has {} inputs and {} aux variables, the witness {} and {}",
-                    recording.num_inputs,
-                    recording.num_aux,
-                    witness.inputs.len(),
-                    witness.aux.len()
-                ),
-            ));
+        Ok(Self::multiply(recording, witness, clocks))
+    }
+
+    /// The assignment of `witness` by `recording`'s products, checked to satisfy every
+    /// recorded constraint: a recording of a circuit that has changed since never yields
+    /// an assignment.
+    fn multiply(recording: &Recording, witness: WitnessCs, clocks: &[AtomicU64; 2]) -> Result<Assignment, String> {
+        if let Some(why) = recording.mismatch(&witness) {
+            return Err(why);
         }
         let start = Instant::now();
         let assignment = recording.assignment(witness.inputs, witness.aux);
+        let unsatisfied = Recording::unsatisfied(&assignment);
         clocks[1].fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        Ok(assignment)
+        match unsatisfied {
+            Some(row) => Err(format!("the circuit's witness does not satisfy its recorded constraint {row}")),
+            None => Ok(assignment),
+        }
     }
 }
 
@@ -124,11 +127,11 @@ impl Strategy for Pce {
         }
         let recorded = start.elapsed();
         let clocks = [AtomicU64::new(0), AtomicU64::new(0)];
-        let assignments = self.pool.install(|| {
+        let replayed = self.pool.install(|| {
             done.into_par_iter()
                 .zip(specs.par_iter().zip(jobs.par_iter()))
                 .map(|(done, (spec, job))| match done {
-                    Some(assignment) => Ok(assignment),
+                    Some(assignment) => Ok(Ok(assignment)),
                     None => {
                         let recording = self.recordings.lock().unwrap_or_else(|p| p.into_inner())[spec].clone();
                         Self::replay(*spec, job, &recording, &clocks)
@@ -136,6 +139,21 @@ impl Strategy for Pce {
                 })
                 .collect::<Result<Vec<_>, _>>()
         })?;
+        // A recording that does not fit its circuit (changed since it was recorded) is
+        // replaced: the job is synthesized in full and recorded again.
+        let mut assignments = Vec::with_capacity(jobs.len());
+        for (i, replayed) in replayed.into_iter().enumerate() {
+            assignments.push(match replayed {
+                Ok(assignment) => assignment,
+                Err(why) => {
+                    let spec = specs[i];
+                    warnings.push(format!(
+                        "the pce recording of {spec} does not fit the circuit ({why}); recording it again"
+                    ));
+                    self.pool.install(|| self.record(spec, &jobs[i], &mut warnings))?
+                }
+            });
+        }
         let summed = |clock: &AtomicU64| Duration::from_nanos(clock.load(Ordering::Relaxed));
         let timings = vec![
             PhaseTiming::new("record", recorded),
@@ -257,6 +275,62 @@ mod tests {
             },
             "another circuit",
         );
+    }
+
+    /// x·x = y with x = 3, or after a change to the circuit, (x + x)·1 = y: the same
+    /// variables, another constraint and another witness.
+    struct Square {
+        changed: bool,
+    }
+
+    impl bellpepper_core::Circuit<blstrs::Scalar> for Square {
+        fn synthesize<CS: bellpepper_core::ConstraintSystem<blstrs::Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), bellpepper_core::SynthesisError> {
+            let three = blstrs::Scalar::from(3u64);
+            let x = cs.alloc(|| "x", || Ok(three))?;
+            let y = cs.alloc(|| "y", || Ok(if self.changed { three + three } else { three * three }))?;
+            if self.changed {
+                cs.enforce(|| "2x = y", |lc| lc + x + x, |lc| lc + CS::one(), |lc| lc + y);
+            } else {
+                cs.enforce(|| "x^2 = y", |lc| lc + x, |lc| lc + x, |lc| lc + y);
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_changed_circuit_never_replays_its_old_recording() {
+        use bellhop_strategy_baseline::ProvingCs;
+        let cs = ProvingCs::synthesize(Square { changed: false }, Capacity::default(), Recorder::default()).unwrap();
+        let size = cs.size();
+        let (assignment, recorder) = cs.into_parts();
+        let recording = recorder.finish(size.inputs, size.aux, &assignment);
+        let clocks = [AtomicU64::new(0), AtomicU64::new(0)];
+        let replay = |changed| {
+            Pce::multiply(&recording, WitnessCs::synthesize(Square { changed }, &recording).unwrap(), &clocks)
+        };
+        assert_eq!(replay(false).unwrap(), assignment);
+        let e = replay(true).unwrap_err();
+        assert!(e.contains("does not satisfy its recorded constraint 0"), "{e}");
+    }
+
+    #[test]
+    fn a_recording_that_does_not_fit_is_made_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let pce = open(dir.path());
+        pce.synthesize(&[job("chain:100", 1)]).unwrap();
+        let spec = |name: &str| parse_job(0, &job(name, 0)).unwrap();
+        // As if chain:200 had been recorded before its circuit changed into what it is now.
+        let stale = pce.cached(spec("chain:100"), &mut Vec::new()).unwrap();
+        pce.recordings.lock().unwrap().insert(spec("chain:200"), stale);
+        let jobs = [job("chain:200", 2)];
+        let out = pce.synthesize(&jobs).unwrap();
+        assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+        assert!(out.warnings[0].contains("does not fit the circuit") && out.warnings[0].contains("recording it again"));
+        assert_eq!(out.assignments, baseline(&jobs));
+        assert!(pce.synthesize(&jobs).unwrap().warnings.is_empty(), "the new recording fits");
     }
 
     #[test]

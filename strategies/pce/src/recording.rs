@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use bellhop_plugin_api::{
-    cast_vec,
+    cast_slice, cast_vec,
     strategy::{Assignment, Density},
 };
 use bellhop_strategy_baseline::{eval, Bits, Evaluate, Query};
@@ -101,6 +101,24 @@ pub struct Recording {
 }
 
 impl Recording {
+    /// Why `witness` is not of the circuit this recording was made of, if its variable
+    /// counts say so. (Constraints cannot be counted: witness-aware gadgets skip `enforce`.)
+    pub(crate) fn mismatch(&self, witness: &WitnessCs) -> Option<String> {
+        let (ours, theirs) = ((self.num_inputs, self.num_aux), (witness.inputs.len(), witness.aux.len()));
+        (ours != theirs).then(|| {
+            format!("it has {} inputs and {} aux variables, the circuit {} and {}", ours.0, ours.1, theirs.0, theirs.1)
+        })
+    }
+
+    /// The first constraint the assignment made with this recording does not satisfy
+    /// (a·b ≠ c): a witness the recorded matrices do not fit, as a circuit changed since it
+    /// was recorded gives.
+    pub(crate) fn unsatisfied(assignment: &Assignment) -> Option<usize> {
+        let (a, b, c): (&[Scalar], &[Scalar], &[Scalar]) =
+            (cast_slice(&assignment.a), cast_slice(&assignment.b), cast_slice(&assignment.c));
+        (0..a.len()).into_par_iter().find_first(|&i| a[i] * b[i] != c[i])
+    }
+
     /// The assignment of the witness `(inputs, aux)`: a, b, c as sparse products.
     pub(crate) fn assignment(&self, inputs: Vec<Scalar>, aux: Vec<Scalar>) -> Assignment {
         let (input_kinds, aux_kinds) = (kinds(&inputs), kinds(&aux));
