@@ -177,7 +177,12 @@ impl Shape {
         // SAFETY: as in `Srs::read`: a read-only map of a file that is replaced, not
         // modified, and only its count words are read.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(open)?;
-        let mut cursor = Cursor { bytes: &map, offset: 0, path };
+        Self::from_bytes(&map, path)
+    }
+
+    /// The section sizes of a parameter file's `bytes` (read from `path`, for messages).
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Self, ParamsError> {
+        let mut cursor = Cursor { bytes, offset: 0, path };
         cursor.take("vk", VK_FIXED_BYTES)?;
         let mut count = |section, bytes| cursor.section(section, bytes).map(|s| s.len() / bytes);
         Ok(Self {
@@ -235,7 +240,13 @@ impl Srs {
         // files are not modified while in use (they are written to a temporary name and
         // renamed into place), so the bytes cannot change under the decoder.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(open)?;
-        let mut cursor = Cursor { bytes: &map, offset: 0, path };
+        Self::from_bytes(&map, path, checked)
+    }
+
+    /// Decodes a parameter file's `bytes` (read from `path`, for messages), in parallel;
+    /// `checked` also checks that every point is in its subgroup.
+    pub fn from_bytes(bytes: &[u8], path: &Path, checked: bool) -> Result<Self, ParamsError> {
+        let mut cursor = Cursor { bytes, offset: 0, path };
 
         let vk_fixed = cursor.take("vk", VK_FIXED_BYTES)?;
         let ic = cursor.section("vk.ic", G1_BYTES)?;
@@ -245,12 +256,12 @@ impl Srs {
         let a = cursor.section("a", G1_BYTES)?;
         let b_g1 = cursor.section("b_g1", G1_BYTES)?;
         let b_g2 = cursor.section("b_g2", G2_BYTES)?;
-        if cursor.offset != map.len() {
-            return Err(ParamsError::Trailing { path: path.into(), extra: (map.len() - cursor.offset) as u64 });
+        if cursor.offset != bytes.len() {
+            return Err(ParamsError::Trailing { path: path.into(), extra: (bytes.len() - cursor.offset) as u64 });
         }
         debug_assert_eq!(vk_fixed.len() + 4 + ic.len(), vk_end);
 
-        let vk = VerifyingKey::<Bls12>::read(&map[..vk_end]).map_err(|_| ParamsError::BadPoint {
+        let vk = VerifyingKey::<Bls12>::read(&bytes[..vk_end]).map_err(|_| ParamsError::BadPoint {
             path: path.into(),
             section: "vk",
             index: 0,

@@ -15,7 +15,7 @@ use bellhop_proto::{v1::proving_engine_server::ProvingEngineServer, MAX_MESSAGE_
 use tokio::net::{TcpListener, UnixListener};
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 
-pub use service::ProvingService;
+pub use service::{decode_submit, ProvingService};
 
 /// Where the gRPC service listens.
 enum GrpcListener {

@@ -27,9 +27,17 @@ fn invalid(field: &str, why: impl std::fmt::Display) -> Status {
     Status::invalid_argument(format!("{field}: {why}"))
 }
 
-/// Checks and decodes a `SubmitProofRequest` into the engine's job (decoding a PoRep C1
-/// output parses tens of megabytes, so this runs off the async threads).
+/// Checks and decodes a `SubmitProofRequest` off the async threads (decoding a PoRep C1
+/// output parses tens of megabytes).
 async fn job_request(request: pb::SubmitProofRequest) -> Result<JobRequest, Status> {
+    tokio::task::spawn_blocking(move || decode_submit(request))
+        .await
+        .map_err(|e| Status::internal(format!("decoding the request failed: {e}")))?
+}
+
+/// Checks and decodes a `SubmitProofRequest` into the engine's job; what is wrong with it
+/// is an `INVALID_ARGUMENT` naming the field.
+pub fn decode_submit(request: pb::SubmitProofRequest) -> Result<JobRequest, Status> {
     let kind = ProofKind::from_wire(request.proof_kind).ok_or_else(|| {
         invalid(
             "proof_kind",
@@ -67,10 +75,7 @@ async fn job_request(request: pb::SubmitProofRequest) -> Result<JobRequest, Stat
         comm_r_new: request.comm_r_new,
         comm_d_new: request.comm_d_new,
     };
-    let decoded = tokio::task::spawn_blocking(move || payload.decode())
-        .await
-        .map_err(|e| Status::internal(format!("decoding the request failed: {e}")))?
-        .map_err(|e| invalid(&e.field, &e.why))?;
+    let decoded = payload.decode().map_err(|e| invalid(&e.field, &e.why))?;
     Ok(JobRequest {
         request_id: Some(request_id),
         circuit: CircuitSpec::Filecoin(decoded.spec),
