@@ -14,8 +14,11 @@ use bellhop_filecoin::{FilecoinSpec, Kind, SectorSize};
 use bellhop_proto::v1 as pb;
 use prost::Message as _;
 
+/// A fuzz target: arbitrary bytes in, nothing out.
+pub type Target = fn(&[u8]);
+
 /// Every target, by the name of its corpus directory and of its libFuzzer binary.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("params_file", params_file),
     ("filecoin_input", filecoin_input),
     ("config", config),
@@ -27,7 +30,7 @@ static LAST_PANIC: Mutex<String> = Mutex::new(String::new());
 
 /// Runs `target` on `data`: `Err` with the panic's message and place if a panic escapes it.
 /// Panics caught inside are neither failures nor printed.
-pub fn run(target: fn(&[u8]), data: &[u8]) -> Result<(), String> {
+pub fn run(target: Target, data: &[u8]) -> Result<(), String> {
     static QUIET: Once = Once::new();
     QUIET.call_once(|| {
         std::panic::set_hook(Box::new(|info| *LAST_PANIC.lock().unwrap_or_else(|p| p.into_inner()) = info.to_string()))
@@ -37,7 +40,7 @@ pub fn run(target: fn(&[u8]), data: &[u8]) -> Result<(), String> {
 
 /// `run` for libFuzzer: a panic that escapes `target` is printed and aborts the process,
 /// which libFuzzer reports as a crash and keeps the input of.
-pub fn fuzz(target: fn(&[u8]), data: &[u8]) {
+pub fn fuzz(target: Target, data: &[u8]) {
     if let Err(panic) = run(target, data) {
         eprintln!("a panic escaped the target: {panic}");
         std::process::abort();
