@@ -7,7 +7,7 @@ use bellhop_circuits::CircuitSpec;
 use bellhop_host::{
     config::Config,
     params::{self, Srs},
-    pipeline::{prove_batches, PipelineOptions, Randomness},
+    pipeline::{self, PipelineOptions, Randomness},
     session::Session,
 };
 use bellhop_plugin_api::strategy::Job;
@@ -37,7 +37,7 @@ fn end_to_end(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("bellhop-cpu", &name), |b| {
             b.iter(|| {
                 let jobs = vec![vec![Job { circuit: name.clone().into(), seed: 1, input: Default::default() }]];
-                prove_batches(session.backend.as_ref(), session.strategy.as_ref(), &srs, jobs, &options, &|_| {})
+                pipeline::run(&session.backend, session.strategy.as_ref(), &srs, jobs, &options, &|_| {})
                     .expect("a proof")
             })
         });

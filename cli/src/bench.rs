@@ -8,7 +8,7 @@ use serde_json::json;
 use super::{prove::batches, Context, Proving};
 use bellhop_host::{
     phases::{PhaseTable, PHASES},
-    pipeline::prove_batches,
+    pipeline,
     stats::Summary,
 };
 
@@ -39,8 +39,8 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     // When the last warm-up proof was done: from there, the pipeline is in its steady state.
     let warm = std::sync::Mutex::new(None);
     let start = Instant::now();
-    prove_batches(
-        session.backend.as_ref(),
+    pipeline::run(
+        &session.backend,
         session.strategy.as_ref(),
         &srs,
         batches(&spec, 0, total, 1, &[]),

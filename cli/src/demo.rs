@@ -11,7 +11,7 @@ use bellhop_host::{
     config::Config,
     params::{self, Srs},
     phases::PhaseTable,
-    pipeline::{prove_batches, PipelineOptions, Randomness},
+    pipeline::{self, PipelineOptions, Randomness},
     session::Session,
 };
 
@@ -40,8 +40,8 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let session = Session::open(&Config::default(), &context.plugin_dir)?;
     let options = PipelineOptions { lookahead: 0, verify: true, randomness: Randomness::Os };
     let t = Instant::now();
-    let proved = prove_batches(
-        session.backend.as_ref(),
+    let proved = pipeline::run(
+        &session.backend,
         session.strategy.as_ref(),
         &srs,
         batches(&spec, 0, 1, 1, &[]),

@@ -20,7 +20,7 @@ use rand_chacha::ChaCha20Rng;
 use super::{Context, Proving};
 use bellhop_host::{
     phases::PhaseTable,
-    pipeline::{prove_batches, ProvedJob, Randomness},
+    pipeline::{self, ProvedJob, Randomness},
     prover::Blinding,
 };
 
@@ -120,8 +120,8 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
     }
     eprintln!("proving {count} x {spec} on {} with {}", session.backend.name, session.strategy_name);
     let start = Instant::now();
-    let proved = prove_batches(
-        session.backend.as_ref(),
+    let proved = pipeline::run(
+        &session.backend,
         session.strategy.as_ref(),
         &srs,
         batches(&spec, first, count, args.batch, &input),

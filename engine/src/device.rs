@@ -154,16 +154,18 @@ impl Device {
         let blinding = Randomness::Os.blinding(0).map_err(|e| Fault::Job(e.to_string()))?;
         let proved = catch_unwind(AssertUnwindSafe(|| {
             let public_inputs = prover::public_inputs(&assignment);
-            if backend.capabilities.contains(Capabilities::PROVE_BATCH) {
-                prover::check_inputs(srs, &assignment, circuit)?;
-                if let Some(mut proofs) =
-                    prover::prove_fused(backend.as_ref(), srs, &[&assignment], std::slice::from_ref(&blinding))?
-                {
-                    dealloc.drop_later(assignment);
-                    return Ok((proofs.remove(0), public_inputs));
-                }
+            if backend.proves_whole_batches() {
+                let mut proofs = prover::prove_whole_batch(
+                    backend.as_ref(),
+                    srs,
+                    &[&assignment],
+                    std::slice::from_ref(&blinding),
+                    circuit,
+                )?;
+                dealloc.drop_later(assignment);
+                return Ok((proofs.remove(0), public_inputs));
             }
-            prover::prove(backend.as_ref(), srs, assignment, blinding, circuit, dealloc)
+            prover::prove_with_primitives(backend.as_ref(), srs, assignment, blinding, circuit, dealloc)
         }))
         .map_err(|panic| {
             Fault::Device(format!("the backend panicked: {}", bellhop_plugin_api::panic_message(&*panic)))

@@ -31,7 +31,7 @@ use crate::{
     memory,
     params::Srs,
     phases::{PhaseLog, PHASES},
-    pipeline::{prove_batches, synthesize_batch, PipelineError, PipelineOptions, Randomness},
+    pipeline::{self, synthesize_batch, PipelineError, PipelineOptions, Randomness},
     session::Session,
 };
 
@@ -204,7 +204,7 @@ fn one_run(
     let start = Instant::now();
     match srs {
         Some(srs) => {
-            prove_batches(session.backend.as_ref(), session.strategy.as_ref(), srs, vec![jobs], options, &|_| {})?;
+            pipeline::run(&session.backend, session.strategy.as_ref(), srs, vec![jobs], options, &|_| {})?;
         }
         None => {
             let synthesized = synthesize_batch(session.strategy.as_ref(), 0, 0, &jobs)?;

@@ -1,12 +1,12 @@
 //! The proving pipeline: synthesis of the next batches overlaps proving of the current
 //! one (bounded lookahead); every proof is verified before it is returned (unless turned
-//! off); large buffers are freed off the hot path. A backend with a fused `prove_batch`
-//! (ABI 1.2) proves each batch in one call; other backends through the primitives.
+//! off); large buffers are freed off the hot path. A backend that proves whole batches
+//! (`Capabilities::PROVE_BATCH`, ABI 1.2) proves each batch in one call; other backends
+//! through the primitives.
 
-use std::{cell::Cell, sync::mpsc::sync_channel};
+use std::sync::mpsc::sync_channel;
 
 use bellhop_plugin_api::{
-    backend::Backend,
     strategy::{Assignment, Job, Strategy, Synthesis},
     PluginError,
 };
@@ -21,6 +21,7 @@ use crate::{
     params::Srs,
     phases::record_subphase,
     prover::{self, Blinding, ProveError},
+    session::OpenedBackend,
 };
 
 /// Why a run of the pipeline failed.
@@ -115,26 +116,6 @@ pub struct PipelineOptions {
     pub randomness: Randomness,
 }
 
-/// Proves one synthesized batch, whose first proof is number `first`, with the backend's
-/// fused `prove_batch`, not yet verified; `Ok(None)` if the backend has none.
-fn prove_batch_fused(
-    backend: &dyn Backend,
-    srs: &Srs,
-    first: usize,
-    synthesized: &[(Job, Assignment)],
-    options: &PipelineOptions,
-) -> Result<Option<Vec<Proof<Bls12>>>, PipelineError> {
-    let fail = |index, error| PipelineError::Prove { index, error };
-    let mut blindings = Vec::with_capacity(synthesized.len());
-    for (offset, (job, assignment)) in synthesized.iter().enumerate() {
-        prover::check_inputs(srs, assignment, &job.circuit).map_err(|e| fail(first + offset, e))?;
-        blindings.push(options.randomness.blinding(first + offset)?);
-    }
-    let assignments: Vec<&Assignment> = synthesized.iter().map(|(_, a)| a).collect();
-    let _batch = info_span!("batch", first = first as u64, count = synthesized.len() as u64).entered();
-    prover::prove_fused(backend, srs, &assignments, &blindings).map_err(|e| fail(first, e))
-}
-
 /// Synthesizes `jobs`, batch number `batch` whose first proof is number `first`, in one
 /// strategy call, inside its `batch` and `synthesis` spans (the strategy's own timings
 /// become `synthesis.*` sub-phases, its warnings are logged).
@@ -170,10 +151,10 @@ pub fn synthesize_batch(
     Ok(jobs.iter().cloned().zip(assignments).collect())
 }
 
-/// Proves `batches` of jobs (each batch synthesized in one strategy call) with `srs`,
-/// calling `on_proof` as each proof is done.
-pub fn prove_batches(
-    backend: &dyn Backend,
+/// Proves `batches` of jobs (each batch synthesized in one strategy call) with `srs` on
+/// `backend`, calling `on_proof` as each proof is done.
+pub fn run(
+    backend: &OpenedBackend,
     strategy: &dyn Strategy,
     srs: &Srs,
     batches: Vec<Vec<Job>>,
@@ -195,29 +176,32 @@ pub fn prove_batches(
             out.push(proved);
             Ok::<_, PipelineError>(())
         };
-    // Asked once, outside any phase; a backend that later says UNSUPPORTED is not asked again.
-    let fused = Cell::new(prover::proves_batches(backend, srs));
     let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
         let first = firsts[batch];
-        if fused.get() {
-            match prove_batch_fused(backend, srs, first, &synthesized, options)? {
-                Some(proofs) => {
-                    for (offset, ((job, assignment), proof)) in synthesized.iter().zip(proofs).enumerate() {
-                        let _proof = info_span!("proof", index = (first + offset) as u64).entered();
-                        finish(first + offset, job.circuit.to_string(), proof, prover::public_inputs(assignment), out)?;
-                    }
-                    dealloc.drop_later(synthesized);
-                    return Ok(());
-                }
-                None => fused.set(false),
+        if backend.proves_whole_batches() && !synthesized.is_empty() {
+            let blindings = (first..first + synthesized.len())
+                .map(|i| options.randomness.blinding(i))
+                .collect::<Result<Vec<_>, _>>()?;
+            let assignments: Vec<&Assignment> = synthesized.iter().map(|(_, a)| a).collect();
+            let proofs = {
+                let _batch = info_span!("batch", first = first as u64, count = synthesized.len() as u64).entered();
+                prover::prove_whole_batch(backend.as_ref(), srs, &assignments, &blindings, &synthesized[0].0.circuit)
+                    .map_err(|error| PipelineError::Prove { index: first, error })?
+            };
+            for (offset, ((job, assignment), proof)) in synthesized.iter().zip(proofs).enumerate() {
+                let _proof = info_span!("proof", index = (first + offset) as u64).entered();
+                finish(first + offset, job.circuit.to_string(), proof, prover::public_inputs(assignment), out)?;
             }
+            dealloc.drop_later(synthesized);
+            return Ok(());
         }
         for (offset, (job, assignment)) in synthesized.into_iter().enumerate() {
             let index = first + offset;
             let _proof = info_span!("proof", index = index as u64).entered();
             let circuit = job.circuit.to_string();
+            let blinding = options.randomness.blinding(index)?;
             let (proof, public_inputs) =
-                prover::prove(backend, srs, assignment, options.randomness.blinding(index)?, &circuit, &dealloc)
+                prover::prove_with_primitives(backend.as_ref(), srs, assignment, blinding, &circuit, &dealloc)
                     .map_err(|error| PipelineError::Prove { index, error })?;
             finish(index, circuit, proof, public_inputs, out)?;
         }

@@ -133,11 +133,11 @@ fn checked_g2(phase: &'static str, point: G2Projective) -> Result<G2Projective, 
     checked(phase, "G2", point, |p| p.is_on_curve().into(), |p| p.to_affine().is_torsion_free().into())
 }
 
-/// Proves `assignment` of `circuit` with `srs` on `backend`, exactly as bellperson 0.27
-/// does: the same h, the same MSMs, combined with `blinding` in the same way, so that a
-/// fixed `r` and `s` give bellperson's proof bytes. Returns the proof and its public
-/// inputs (without the constant one). Large buffers go to `dealloc`.
-pub fn prove(
+/// Proves `assignment` of `circuit` with `srs` through `backend`'s primitives, exactly as
+/// bellperson 0.27 does: the same h, the same MSMs, combined with `blinding` in the same
+/// way, so that a fixed `r` and `s` give bellperson's proof bytes. Returns the proof and
+/// its public inputs (without the constant one). Large buffers go to `dealloc`.
+pub fn prove_with_primitives(
     backend: &dyn Backend,
     srs: &Srs,
     assignment: Assignment,
@@ -259,40 +259,39 @@ pub fn public_inputs(assignment: &Assignment) -> Vec<Scalar> {
     cast_slice::<Fr, Scalar>(assignment.inputs.get(1..).unwrap_or_default()).to_vec()
 }
 
-/// Whether `backend` proves whole batches ([`Backend::prove_batch`]): asked with an empty
-/// batch, outside any phase, which such a backend answers with no proofs.
-pub fn proves_batches(backend: &dyn Backend, srs: &Srs) -> bool {
-    let Some(path) = srs.path.to_str() else { return false };
-    backend.prove_batch(path, &[], &[], &[]).is_ok()
-}
-
-/// Proves a batch of assignments (one circuit shape) in one fused backend call
-/// ([`Backend::prove_batch`], ABI 1.2), with `blindings[i]` for proof `i`. `Ok(None)` if
-/// the backend does not offer it; the caller then proves with the primitives.
-pub fn prove_fused(
+/// Proves a batch of assignments of `circuit` (one shape) with `srs` in one call of a
+/// backend that proves whole batches ([`Backend::prove_batch`], ABI 1.2), with
+/// `blindings[i]` for proof `i`; the proofs are not yet verified.
+pub fn prove_whole_batch(
     backend: &dyn Backend,
     srs: &Srs,
     assignments: &[&Assignment],
     blindings: &[Blinding],
-) -> Result<Option<Vec<Proof<Bls12>>>, ProveError> {
+    circuit: &str,
+) -> Result<Vec<Proof<Bls12>>, ProveError> {
+    let failed = |error| ProveError::Backend { phase: "prove_batch", error };
+    for assignment in assignments {
+        check_inputs(srs, assignment, circuit)?;
+    }
     // supraseal-c2 opens parameter files by a C string path.
-    let Some(path) = srs.path.to_str() else { return Ok(None) };
+    let path = srs.path.to_str().ok_or_else(|| {
+        failed(PluginError::invalid_input(format!(
+            "the parameter file's path {} is not UTF-8, and this backend opens it by name; rename it",
+            srs.path.display()
+        )))
+    })?;
     let r: Vec<Fr> = blindings.iter().map(|b| cast(b.r)).collect();
     let s: Vec<Fr> = blindings.iter().map(|b| cast(b.s)).collect();
     let _span = info_span!("prove_batch").entered();
-    let proofs = match backend.prove_batch(path, assignments, &r, &s) {
-        Ok(proofs) => proofs,
-        Err(e) if e.kind == ErrorKind::UNSUPPORTED => return Ok(None),
-        Err(error) => return Err(ProveError::Backend { phase: "prove_batch", error }),
-    };
+    let proofs = backend.prove_batch(path, assignments, &r, &s).map_err(failed)?;
     if proofs.len() != assignments.len() {
         let error = PluginError::new(
             ErrorKind::INTERNAL,
             format!("prove_batch returned {} proofs for {} assignments", proofs.len(), assignments.len()),
         );
-        return Err(ProveError::Backend { phase: "prove_batch", error });
+        return Err(failed(error));
     }
-    Ok(Some(proofs.into_iter().map(|p| Proof { a: cast(p.a), b: cast(p.b), c: cast(p.c) }).collect()))
+    Ok(proofs.into_iter().map(|p| Proof { a: cast(p.a), b: cast(p.b), c: cast(p.c) }).collect())
 }
 
 /// Checks `proof` against `public_inputs` (without the constant one) with bellperson's

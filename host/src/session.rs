@@ -46,16 +46,24 @@ fn open_plugin(plugin: &Plugin<Backends>, config: &Config, device: u32) -> Resul
     let options = toml::to_string(&config.backend.options)?;
     let request = OpenRequest { device, threads: config.backend.threads, options: options.into() };
     let backend = plugin.open(&request)?;
-    Ok(OpenedBackend {
-        backend,
-        name: format!("{} ({})", plugin.info.name, plugin.source),
-        capabilities: plugin.info.capabilities,
-        device: plugin.info.devices.iter().find(|d| d.index == device).cloned(),
-        kept: Mutex::new(Vec::new()),
-    })
+    let mut opened =
+        OpenedBackend::new(backend, format!("{} ({})", plugin.info.name, plugin.source), plugin.info.capabilities);
+    opened.device = plugin.info.devices.iter().find(|d| d.index == device).cloned();
+    Ok(opened)
 }
 
 impl OpenedBackend {
+    /// `backend`, named `name`, with the capabilities its plugin lists; for a backend made
+    /// in place rather than opened from a plugin (tests, benches).
+    pub fn new(backend: Box<dyn Backend>, name: impl Into<String>, capabilities: Capabilities) -> Self {
+        Self { backend, name: name.into(), capabilities, device: None, kept: Mutex::new(Vec::new()) }
+    }
+
+    /// Whether it proves whole batches in one call ([`Capabilities::PROVE_BATCH`]).
+    pub fn proves_whole_batches(&self) -> bool {
+        self.capabilities.contains(Capabilities::PROVE_BATCH)
+    }
+
     /// Opens the configured backend on `device`. With `[backend] fallback`, a backend that
     /// cannot be loaded, or that lists no device `device`, gives way (with a warning) to the
     /// fallback, opened on its device 0 without the configured backend's options; any
@@ -215,7 +223,7 @@ mod tests {
         // Options the configured backend refuses are an error, not a reason to fall back.
         let refused = "[backend]\nplugin = \"cpu\"\nfallback = \"cpu\"\n[backend.options]\nwindows = 4\n";
         let e = format!("{:#}", open(refused, 0).err().expect("the cpu backend takes no options"));
-        assert!(e.contains("unknown option `windows`"), "{e}");
+        assert!(e.contains("bad options: [backend.options]: unknown field `windows`"), "{e}");
         // Without a fallback, the configured backend's own error.
         let e = format!("{:#}", open("[backend]\nplugin = \"no-such-backend\"\n", 0).err().unwrap());
         assert!(e.contains("no-such-backend"), "{e}");

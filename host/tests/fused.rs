@@ -1,8 +1,11 @@
-//! A backend's fused `prove_batch` (ABI 1.2): the pipeline uses it for whole batches, gets
-//! the same proofs as through the primitives, verifies them, times the phase, and reports
-//! a failing fused call as that phase's error.
+//! A backend's fused `prove_batch` (ABI 1.2): the pipeline uses it for whole batches when
+//! the backend lists `PROVE_BATCH`, gets the same proofs as through the primitives,
+//! verifies them, times the phase, and reports a failing fused call as that phase's error.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{
+    atomic::{AtomicUsize, Ordering},
+    Arc,
+};
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_cpu::CpuBackend;
@@ -10,15 +13,16 @@ use bellhop_host::{
     dealloc::Dealloc,
     params::{self, Srs},
     phases::{PhaseLayer, PhaseLog},
-    pipeline::{prove_batches, PipelineError, PipelineOptions, Randomness},
+    pipeline::{self, PipelineError, PipelineOptions, Randomness},
     prover::{self, Blinding, ProveError},
+    session::OpenedBackend,
 };
 use bellhop_plugin_api::{
     backend::{check_prove_batch, Backend, NttDirection},
     cast,
     strategy::{Assignment, Job, Strategy},
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof},
-    ErrorKind, OpenRequest, PhaseTiming, PluginError,
+    Capabilities, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
 use bellhop_strategy_baseline::Baseline;
 use bellperson::groth16::generate_random_parameters;
@@ -31,7 +35,7 @@ use tracing_subscriber::layer::SubscriberExt;
 /// are known; or, with `fail`, one whose fused call fails.
 struct FusedCpu {
     cpu: CpuBackend,
-    calls: AtomicUsize,
+    calls: Arc<AtomicUsize>,
     fail: bool,
 }
 
@@ -55,9 +59,6 @@ impl Backend for FusedCpu {
         r: &[Fr],
         s: &[Fr],
     ) -> Result<Vec<Proof>, PluginError> {
-        if assignments.is_empty() {
-            return Ok(Vec::new());
-        }
         self.calls.fetch_add(1, Ordering::Relaxed);
         if self.fail {
             return Err(PluginError::new(ErrorKind::DEVICE, "the device fell over"));
@@ -70,15 +71,25 @@ impl Backend for FusedCpu {
             .zip(r.iter().zip(s))
             .map(|(a, (r, s))| {
                 let blinding = Blinding { r: cast(*r), s: cast(*s) };
-                let (p, _) = prover::prove(&self.cpu, &srs, (*a).clone(), blinding, "fused", &dealloc).unwrap();
+                let (p, _) =
+                    prover::prove_with_primitives(&self.cpu, &srs, (*a).clone(), blinding, "fused", &dealloc).unwrap();
                 Proof { a: cast(p.a), b: cast(p.b), c: cast(p.c) }
             })
             .collect())
     }
 }
 
-fn fused(fail: bool) -> FusedCpu {
-    FusedCpu { cpu: CpuBackend::new(2).unwrap(), calls: AtomicUsize::new(0), fail }
+/// The fused backend as the pipeline gets it, and its count of fused calls.
+fn fused(fail: bool) -> (OpenedBackend, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let backend = FusedCpu { cpu: CpuBackend::new(2).unwrap(), calls: calls.clone(), fail };
+    let all = Capabilities::MSM_G1 | Capabilities::MSM_G2 | Capabilities::NTT | Capabilities::PROVE_BATCH;
+    (OpenedBackend::new(Box::new(backend), "fused-cpu", all), calls)
+}
+
+/// The CPU backend as the pipeline gets it.
+fn cpu() -> OpenedBackend {
+    OpenedBackend::new(Box::new(CpuBackend::new(2).unwrap()), "cpu", Capabilities::MSM_G1 | Capabilities::NTT)
 }
 
 /// Two batches of two `poseidon-merkle:3` jobs with fixed r and s.
@@ -100,7 +111,7 @@ fn setup(dir: &std::path::Path) -> (Srs, Vec<Vec<Job>>, PipelineOptions) {
 
 fn baseline() -> Baseline {
     use bellhop_plugin_api::strategy::StrategyPlugin;
-    Baseline::open(&OpenRequest { device: 0, threads: 2, options: "".into() }).unwrap()
+    Baseline::open(&OpenRequest { device: 0, threads: 2, options: "".into() }, Default::default()).unwrap()
 }
 
 #[test]
@@ -108,16 +119,15 @@ fn fused_batches_give_the_primitives_proofs() {
     let dir = tempfile::tempdir().unwrap();
     let (srs, batches, options) = setup(dir.path());
     let strategy: &dyn Strategy = &baseline();
-    let plain =
-        prove_batches(&CpuBackend::new(2).unwrap(), strategy, &srs, batches.clone(), &options, &|_| {}).unwrap();
+    let plain = pipeline::run(&cpu(), strategy, &srs, batches.clone(), &options, &|_| {}).unwrap();
 
-    let backend = fused(false);
+    let (backend, calls) = fused(false);
     let log = PhaseLog::default();
     let subscriber = tracing_subscriber::registry().with(PhaseLayer::new(log.clone()));
     let proved = tracing::subscriber::with_default(subscriber, || {
-        prove_batches(&backend, strategy, &srs, batches, &options, &|_| {}).unwrap()
+        pipeline::run(&backend, strategy, &srs, batches, &options, &|_| {}).unwrap()
     });
-    assert_eq!(backend.calls.load(Ordering::Relaxed), 2, "one fused call per batch");
+    assert_eq!(calls.load(Ordering::Relaxed), 2, "one fused call per batch");
     let bytes = |v: &[bellhop_host::pipeline::ProvedJob]| v.iter().map(|p| p.proof_bytes()).collect::<Vec<_>>();
     assert_eq!(bytes(&proved), bytes(&plain));
     assert_eq!(
@@ -135,8 +145,8 @@ fn fused_batches_give_the_primitives_proofs() {
 fn a_failing_fused_call_names_its_phase() {
     let dir = tempfile::tempdir().unwrap();
     let (srs, batches, options) = setup(dir.path());
-    let backend = fused(true);
-    let e = prove_batches(&backend, &baseline(), &srs, batches, &options, &|_| {}).unwrap_err();
+    let (backend, _) = fused(true);
+    let e = pipeline::run(&backend, &baseline(), &srs, batches, &options, &|_| {}).unwrap_err();
     match &e {
         PipelineError::Prove { index: 0, error: ProveError::Backend { phase: "prove_batch", error } } => {
             assert_eq!(error.kind, ErrorKind::DEVICE)
@@ -161,12 +171,22 @@ fn prove_batch_inputs_are_checked() {
 fn backends_without_it_show_no_prove_batch_phase() {
     let dir = tempfile::tempdir().unwrap();
     let (srs, batches, options) = setup(dir.path());
-    assert!(!prover::proves_batches(&CpuBackend::new(2).unwrap(), &srs));
-    assert!(prover::proves_batches(&fused(false), &srs));
+    assert!(!cpu().proves_whole_batches() && fused(false).0.proves_whole_batches());
     let log = PhaseLog::default();
     let subscriber = tracing_subscriber::registry().with(PhaseLayer::new(log.clone()));
     tracing::subscriber::with_default(subscriber, || {
-        prove_batches(&CpuBackend::new(2).unwrap(), &baseline(), &srs, batches, &options, &|_| {}).unwrap()
+        pipeline::run(&cpu(), &baseline(), &srs, batches, &options, &|_| {}).unwrap()
     });
     assert!(log.take().iter().all(|r| r.phase != "prove_batch"));
+}
+
+/// The capability is the one source of truth: a backend that lists `PROVE_BATCH` and then
+/// does not implement it gets an error naming the call, not a silent change of path.
+#[test]
+fn a_backend_that_lists_prove_batch_must_implement_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (srs, batches, options) = setup(dir.path());
+    let claims = OpenedBackend::new(Box::new(CpuBackend::new(2).unwrap()), "claims", Capabilities::PROVE_BATCH);
+    let e = pipeline::run(&claims, &baseline(), &srs, batches, &options, &|_| {}).unwrap_err();
+    assert!(e.to_string().contains("does not implement `prove_batch`"), "{e}");
 }

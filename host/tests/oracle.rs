@@ -7,19 +7,20 @@ use std::{
 };
 
 use bellhop_circuits::CircuitSpec;
+use bellhop_cpu::CpuBackend;
 use bellhop_host::{
     config::Config,
     params::{self, Srs},
-    pipeline::{prove_batches, PipelineOptions, Randomness},
+    pipeline::{self, PipelineOptions, Randomness},
     prover::Blinding,
-    session::Session,
+    session::{OpenedBackend, Session},
 };
 use bellhop_plugin_api::{
     backend::{Backend, NttDirection},
     cast,
     strategy::{Job, Strategy, Synthesis},
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
-    PhaseTiming, PluginError,
+    Capabilities, PhaseTiming, PluginError,
 };
 use bellperson::groth16::{create_proof, generate_random_parameters, Parameters};
 use blstrs::{Bls12, Scalar};
@@ -67,8 +68,7 @@ fn bellhop_bytes(session: &Session, srs: &Srs, spec: &CircuitSpec, seeds: &[u64]
         verify: true,
         randomness: Randomness::Fixed(seeds.iter().map(|&s| blinding(s)).collect()),
     };
-    let proved =
-        prove_batches(session.backend.as_ref(), session.strategy.as_ref(), srs, jobs, &options, &|_| {}).unwrap();
+    let proved = pipeline::run(&session.backend, session.strategy.as_ref(), srs, jobs, &options, &|_| {}).unwrap();
     proved.iter().map(|p| p.proof_bytes()).collect()
 }
 
@@ -112,7 +112,7 @@ fn parameters_of_another_circuit_are_refused() {
     let session = Session::open(&Config::default(), &dir).unwrap();
     let jobs = vec![vec![Job { circuit: "chain:600".into(), seed: 1, input: Default::default() }]];
     let options = PipelineOptions { lookahead: 0, verify: true, randomness: Randomness::Os };
-    let e = prove_batches(session.backend.as_ref(), session.strategy.as_ref(), &srs, jobs, &options, &|_| {})
+    let e = pipeline::run(&session.backend, session.strategy.as_ref(), &srs, jobs, &options, &|_| {})
         .unwrap_err()
         .to_string();
     assert!(e.contains("does not fit circuit chain:600"), "{e}");
@@ -164,29 +164,22 @@ fn fixed_blinding_is_never_reused() {
     let session = Session::open(&Config::default(), &dir).unwrap();
     let job = |seed| vec![Job { circuit: "chain:50".into(), seed, input: Default::default() }];
     let options = PipelineOptions { lookahead: 0, verify: true, randomness: Randomness::Fixed(vec![blinding(1)]) };
-    let e = prove_batches(
-        session.backend.as_ref(),
-        session.strategy.as_ref(),
-        &srs,
-        vec![job(1), job(2)],
-        &options,
-        &|_| {},
-    )
-    .unwrap_err()
-    .to_string();
+    let e = pipeline::run(&session.backend, session.strategy.as_ref(), &srs, vec![job(1), job(2)], &options, &|_| {})
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("proof 1 has no fixed r and s: 1 pairs were given"), "{e}");
     std::fs::remove_dir_all(dir).ok();
 }
 
 /// The CPU backend with the first G1 MSM of each proof (msm_h) answered wrongly: with a
 /// point of G1 that is not the sum, or with a point that is not on the curve.
-struct Lying<'a> {
-    honest: &'a dyn Backend,
+struct Lying {
+    honest: CpuBackend,
     off_curve: bool,
     calls: AtomicUsize,
 }
 
-impl Backend for Lying<'_> {
+impl Backend for Lying {
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
         let sum = self.honest.msm_g1(bases, scalars)?;
         if self.calls.fetch_add(1, Ordering::Relaxed) % 4 != 0 {
@@ -237,8 +230,9 @@ fn one_proof(name: &str) -> OneProof {
 fn a_backend_that_answers_wrongly_gets_no_proof_out() {
     let OneProof { dir, srs, session, jobs, options } = one_proof("lying");
     for off_curve in [false, true] {
-        let lying = Lying { honest: session.backend.as_ref(), off_curve, calls: AtomicUsize::new(0) };
-        let out = prove_batches(&lying, session.strategy.as_ref(), &srs, jobs.clone(), &options, &|_| {
+        let lying = Lying { honest: CpuBackend::new(2).unwrap(), off_curve, calls: AtomicUsize::new(0) };
+        let lying = OpenedBackend::new(Box::new(lying), "lying", Capabilities::default());
+        let out = pipeline::run(&lying, session.strategy.as_ref(), &srs, jobs.clone(), &options, &|_| {
             panic!("a wrong proof was handed out")
         });
         let e = out.map(|_| ()).expect_err("the proof is withheld").to_string();
@@ -270,7 +264,7 @@ impl Strategy for OtherStatement<'_> {
 fn an_assignment_of_other_public_inputs_gets_no_proof_out() {
     let OneProof { dir, srs, session, jobs, options } = one_proof("other-statement");
     let lying = OtherStatement(session.strategy.as_ref());
-    let out = prove_batches(session.backend.as_ref(), &lying, &srs, jobs, &options, &|_| {
+    let out = pipeline::run(&session.backend, &lying, &srs, jobs, &options, &|_| {
         panic!("a proof of another statement was handed out")
     });
     let e = out.map(|_| ()).expect_err("the proof is withheld").to_string();

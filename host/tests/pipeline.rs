@@ -5,7 +5,7 @@ use bellhop_host::{
     config::{set_key, Config},
     params::{self, Srs},
     phases::{PhaseLayer, PhaseLog, PhaseRecord},
-    pipeline::{prove_batches, PipelineOptions, Randomness},
+    pipeline::{self, PipelineOptions, Randomness},
     session::Session,
 };
 use bellhop_plugin_api::strategy::Job;
@@ -37,7 +37,7 @@ fn records(lookahead: usize) -> Vec<PhaseRecord> {
     let log = PhaseLog::default();
     let subscriber = tracing_subscriber::registry().with(PhaseLayer::new(log.clone()));
     tracing::subscriber::with_default(subscriber, || {
-        prove_batches(session.backend.as_ref(), session.strategy.as_ref(), &srs, batches, &options, &|_| {}).unwrap()
+        pipeline::run(&session.backend, session.strategy.as_ref(), &srs, batches, &options, &|_| {}).unwrap()
     });
     log.take()
 }

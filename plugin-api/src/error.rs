@@ -67,6 +67,11 @@ impl PluginError {
         Self::new(ErrorKind::INVALID_INPUT, message)
     }
 
+    /// An [`ErrorKind::DEVICE`] error.
+    pub fn device(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::DEVICE, message)
+    }
+
     /// An [`ErrorKind::UNSUPPORTED`] error naming the call.
     pub fn unsupported(call: &str) -> Self {
         Self::new(ErrorKind::UNSUPPORTED, format!("this plugin does not implement `{call}`"))

@@ -201,8 +201,9 @@ pub struct OpenRequest {
     /// Worker threads the plugin may use; 0 means all cores. Each plugin has its own
     /// thread pools, so the host sizes them to avoid oversubscribing cores.
     pub threads: u32,
-    /// The operator's options table (`[backend.options]`), as TOML text. Unknown keys
-    /// must be rejected with [`ErrorKind::OPTIONS`](crate::ErrorKind::OPTIONS).
+    /// The operator's options table (`[backend.options]` or `[synthesis.options]`), as
+    /// TOML text; the export macros parse it into the plugin's `Options`, refusing unknown
+    /// keys with [`ErrorKind::OPTIONS`](crate::ErrorKind::OPTIONS).
     pub options: RString,
 }
 

@@ -21,6 +21,7 @@ pub mod dirs;
 mod error;
 mod guard;
 mod info;
+pub mod options;
 #[cfg(feature = "rayon")]
 pub mod pool;
 pub mod strategy;

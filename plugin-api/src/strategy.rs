@@ -14,6 +14,8 @@ use abi_stable::{
     StableAbi,
 };
 
+use serde::de::DeserializeOwned;
+
 use crate::{
     guard::guard, types::Fr, version::ABI_VERSION_STRINGS, BuildInfo, Description, OpenRequest, PhaseTiming,
     PluginError, PluginInfo, PluginKind,
@@ -148,12 +150,16 @@ pub trait Strategy: Send + Sync {
 
 /// How a strategy is described and opened; implemented next to [`Strategy`] by authors.
 pub trait StrategyPlugin: Strategy + Sized + 'static {
+    /// Its `[synthesis.options]`: a `serde` struct with `#[serde(deny_unknown_fields)]`
+    /// (see [`crate::options`]), or [`NoOptions`](crate::options::NoOptions).
+    type Options: DeserializeOwned;
+
     /// Name and capabilities.
     fn describe() -> Description;
 
-    /// Opens the strategy with `request.options` (`[synthesis.options]`) and
-    /// `request.threads`.
-    fn open(request: &OpenRequest) -> Result<Self, PluginError>;
+    /// Opens the strategy with the options the operator set, already parsed, on
+    /// `request.threads` threads.
+    fn open(request: &OpenRequest, options: Self::Options) -> Result<Self, PluginError>;
 }
 
 /// [`Synthesis`] as it crosses the ABI.
@@ -243,7 +249,10 @@ pub fn open_embedded<T: StrategyPlugin>(request: &OpenRequest) -> Result<Strateg
 
 #[doc(hidden)]
 pub extern "C" fn __open<T: StrategyPlugin>(request: &OpenRequest) -> RResult<StrategyBox, PluginError> {
-    guard("open", || T::open(request).map(|s| StrategyObject_TO::from_value(Exported(s), sabi_trait::TD_Opaque)))
+    guard("open", || {
+        let options = crate::options::parse("[synthesis.options]", &request.options)?;
+        T::open(request, options).map(|s| StrategyObject_TO::from_value(Exported(s), sabi_trait::TD_Opaque))
+    })
 }
 
 #[doc(hidden)]
@@ -341,6 +350,8 @@ mod embedded_tests {
     }
 
     impl StrategyPlugin for Panicking {
+        type Options = crate::options::NoOptions;
+
         fn describe() -> Description {
             Description {
                 name: "panicking".into(),
@@ -350,7 +361,7 @@ mod embedded_tests {
             }
         }
 
-        fn open(_: &OpenRequest) -> Result<Self, PluginError> {
+        fn open(_: &OpenRequest, _: Self::Options) -> Result<Self, PluginError> {
             Ok(Panicking)
         }
     }

@@ -14,7 +14,7 @@ use bellhop_filecoin::{make, verify, FilecoinSpec, Kind, SectorSize};
 use bellhop_host::{
     config::Config,
     params::{self, Srs},
-    pipeline::{prove_batches, PipelineOptions, Randomness},
+    pipeline::{self, PipelineOptions, Randomness},
     session::{load_params, Session},
 };
 use bellhop_plugin_api::strategy::Job;
@@ -86,15 +86,9 @@ fn jobs(spec: FilecoinSpec, input: &[u8]) -> Vec<Job> {
 fn prove(config: &Config, srs: &Srs, spec: FilecoinSpec, input: &[u8]) -> Vec<u8> {
     let session = Session::open(config, &build_dir()).unwrap();
     let options = PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Os };
-    let proved = prove_batches(
-        session.backend.as_ref(),
-        session.strategy.as_ref(),
-        srs,
-        vec![jobs(spec, input)],
-        &options,
-        &|_| {},
-    )
-    .unwrap();
+    let proved =
+        pipeline::run(&session.backend, session.strategy.as_ref(), srs, vec![jobs(spec, input)], &options, &|_| {})
+            .unwrap();
     proved.iter().flat_map(|p| p.proof_bytes()).collect()
 }
 

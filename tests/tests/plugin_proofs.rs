@@ -4,7 +4,7 @@ use bellhop_circuits::CircuitSpec;
 use bellhop_host::{
     config::Config,
     params::{self, Srs},
-    pipeline::{prove_batches, PipelineOptions, Randomness},
+    pipeline::{self, PipelineOptions, Randomness},
     prover::Blinding,
     session::Session,
 };
@@ -20,8 +20,7 @@ fn proof_bytes(config: &Config, srs: &Srs, spec: &CircuitSpec) -> Vec<u8> {
     let jobs = vec![vec![Job { circuit: spec.to_string().into(), seed: 9, input: Default::default() }]];
     let blinding = Blinding { r: Scalar::from(5u64), s: Scalar::from(6u64) };
     let options = PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(vec![blinding]) };
-    let proved =
-        prove_batches(session.backend.as_ref(), session.strategy.as_ref(), srs, jobs, &options, &|_| {}).unwrap();
+    let proved = pipeline::run(&session.backend, session.strategy.as_ref(), srs, jobs, &options, &|_| {}).unwrap();
     proved[0].proof_bytes()
 }
 

@@ -5,7 +5,9 @@
 //! 1, 2, 2^k-1, 2^k, 2^k+1; all-zero scalars; scalar one everywhere; scalars near the
 //! modulus; identity and repeated bases — and on random inputs from a printed seed.
 //! Inputs a backend must refuse (unequal lengths, non-power-of-two NTTs) must come back
-//! as [`ErrorKind::INVALID_INPUT`] errors, not panics or results.
+//! as [`ErrorKind::INVALID_INPUT`] errors, not panics or results: the kit checks a backend
+//! as the host sees it, behind the seam ([`seam`](bellhop_plugin_api::backend::seam) for a
+//! backend value; a loaded plugin is behind it already), which refuses them for every backend.
 //!
 //! Use it through `bellhop conformance <plugin>`, or stamp it into a backend's own test
 //! suite with [`conformance_tests!`].
@@ -142,9 +144,10 @@ pub fn run_suite(backend: &dyn Backend, suite: Suite, seed: u64) -> Report {
     Report { seed, results: checker.results }
 }
 
-/// Runs `suite` and panics with the report if anything failed; for backends' test suites.
-pub fn assert_suite(backend: &dyn Backend, suite: Suite) {
-    let report = run_suite(backend, suite, seed_from_env());
+/// Runs `suite` on `backend` behind the seam and panics with the report if anything
+/// failed; for backends' test suites.
+pub fn assert_suite<B: Backend + 'static>(backend: B, suite: Suite) {
+    let report = run_suite(&bellhop_plugin_api::backend::seam(backend), suite, seed_from_env());
     println!("{report}");
     assert!(report.passed(), "{suite:?} conformance failed:\n{report}");
 }
@@ -159,22 +162,22 @@ macro_rules! conformance_tests {
 
             #[test]
             fn msm_g1() {
-                $crate::assert_suite(&$make, $crate::Suite::MsmG1);
+                $crate::assert_suite($make, $crate::Suite::MsmG1);
             }
 
             #[test]
             fn msm_g2() {
-                $crate::assert_suite(&$make, $crate::Suite::MsmG2);
+                $crate::assert_suite($make, $crate::Suite::MsmG2);
             }
 
             #[test]
             fn ntt() {
-                $crate::assert_suite(&$make, $crate::Suite::Ntt);
+                $crate::assert_suite($make, $crate::Suite::Ntt);
             }
 
             #[test]
             fn compute_h() {
-                $crate::assert_suite(&$make, $crate::Suite::ComputeH);
+                $crate::assert_suite($make, $crate::Suite::ComputeH);
             }
         }
     };

@@ -14,8 +14,10 @@ mod ntt;
 use std::sync::Arc;
 
 use bellhop_plugin_api::{
-    backend::{check_msm_lengths, compute_h_log2, ntt_log2, Backend, BackendPlugin, NttDirection},
-    cast, cast_slice, cast_slice_mut, pool,
+    backend::{Backend, BackendPlugin, NttDirection},
+    cast, cast_slice, cast_slice_mut,
+    options::NoOptions,
+    pool,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
     Capabilities, Description, DeviceInfo, DeviceMemory, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
@@ -41,26 +43,24 @@ impl CpuBackend {
 
 impl Backend for CpuBackend {
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
-        check_msm_lengths("msm_g1", bases.len(), scalars.len())?;
         let sum = self.pool.install(|| msm::msm::<msm::G1>(cast_slice(bases), scalars, self.chunks()));
         Ok(cast(sum))
     }
 
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
-        check_msm_lengths("msm_g2", bases.len(), scalars.len())?;
         let sum = self.pool.install(|| msm::msm::<msm::G2>(cast_slice(bases), scalars, self.chunks()));
         Ok(cast(sum))
     }
 
     fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
-        let log_n = ntt_log2(values.len())?;
+        let log_n = values.len().trailing_zeros();
         let values: &mut [Scalar] = cast_slice_mut(values);
         self.pool.install(|| self.twiddles.ntt(values, log_n, direction));
         Ok(())
     }
 
     fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
-        let log_n = compute_h_log2(a.len(), b.len(), c.len())?;
+        let log_n = a.len().trailing_zeros();
         let (a, b, c) = (cast_slice_mut(a), cast_slice_mut(b), cast_slice_mut(c));
         Ok(self.pool.install(|| self.twiddles.compute_h(a, b, c, log_n)))
     }
@@ -84,6 +84,8 @@ fn host_memory() -> Result<DeviceMemory, PluginError> {
 }
 
 impl BackendPlugin for CpuBackend {
+    type Options = NoOptions;
+
     fn describe() -> Description {
         Description {
             name: "cpu".into(),
@@ -93,7 +95,7 @@ impl BackendPlugin for CpuBackend {
         }
     }
 
-    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
+    fn open(request: &OpenRequest, _: NoOptions) -> Result<Self, PluginError> {
         if request.device != 0 {
             return Err(PluginError::new(
                 ErrorKind::NO_DEVICE,
@@ -101,16 +103,6 @@ impl BackendPlugin for CpuBackend {
                     "device {} does not exist: the cpu backend has one device, 0; set [backend] device = 0",
                     request.device
                 ),
-            ));
-        }
-        let options: toml::Table = request
-            .options
-            .parse()
-            .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("[backend.options] is not valid TOML: {e}")))?;
-        if let Some(key) = options.keys().next() {
-            return Err(PluginError::new(
-                ErrorKind::OPTIONS,
-                format!("unknown option `{key}` in [backend.options]: the cpu backend takes no options"),
             ));
         }
         Self::new(request.threads as usize)
@@ -144,15 +136,39 @@ mod tests {
 
     bellhop_conformance::conformance_tests!(CpuBackend::new(2).unwrap());
 
+    /// The CPU backend's primitives with the provided `compute_h`, built from its `ntt`.
+    struct ProvidedComputeH(CpuBackend);
+
+    impl Backend for ProvidedComputeH {
+        fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
+            self.0.msm_g1(bases, scalars)
+        }
+
+        fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
+            self.0.msm_g2(bases, scalars)
+        }
+
+        fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
+            self.0.ntt(values, direction)
+        }
+    }
+
+    mod provided_compute_h {
+        use super::*;
+
+        bellhop_conformance::conformance_tests!(ProvidedComputeH(CpuBackend::new(2).unwrap()));
+    }
+
     #[test]
     fn unknown_options_and_devices_are_refused() {
+        use bellhop_plugin_api::backend::open_embedded;
         let request = |device, options: &str| OpenRequest { device, threads: 1, options: options.into() };
-        let e = CpuBackend::open(&request(3, "")).err().unwrap();
+        let e = open_embedded::<CpuBackend>(&request(3, "")).err().unwrap();
         assert_eq!(e.kind, ErrorKind::NO_DEVICE);
         assert!(e.message.contains("device 3 does not exist"), "{e}");
-        let e = CpuBackend::open(&request(0, "windows = 4")).err().unwrap();
+        let e = open_embedded::<CpuBackend>(&request(0, "windows = 4")).err().unwrap();
         assert_eq!(e.kind, ErrorKind::OPTIONS);
-        assert!(e.message.contains("unknown option `windows`"), "{e}");
-        assert!(CpuBackend::open(&request(0, "")).is_ok());
+        assert!(e.message.contains("[backend.options]: ") && e.message.contains("unknown field `windows`"), "{e}");
+        assert!(open_embedded::<CpuBackend>(&request(0, "")).is_ok());
     }
 }

@@ -16,7 +16,8 @@ mod ffi;
 use std::{marker::PhantomData, ptr::NonNull, time::Duration};
 
 use bellhop_plugin_api::{
-    backend::{check_msm_lengths, compute_h_log2, ntt_log2, Backend, BackendPlugin, NttDirection},
+    backend::{Backend, BackendPlugin, NttDirection},
+    options::NoOptions,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
     Capabilities, Description, DeviceInfo, DeviceMemory, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
@@ -70,11 +71,12 @@ impl<V: Variant> Drop for CudaBackend<V> {
     }
 }
 
-fn device_error(call: &str, error: sppark::Error) -> Result<(), PluginError> {
+/// The result of CUDA call `call`: its error, if any, as a [`ErrorKind::DEVICE`] error.
+pub fn cuda_result(call: &str, error: sppark::Error) -> Result<(), PluginError> {
     if error.code == 0 {
         Ok(())
     } else {
-        Err(PluginError::new(ErrorKind::DEVICE, format!("{call}: CUDA error {}: {error}", error.code)))
+        Err(PluginError::device(format!("{call}: CUDA error {}: {error}", error.code)))
     }
 }
 
@@ -105,7 +107,7 @@ pub fn gpu_memory(device: u32) -> Result<DeviceMemory, PluginError> {
     let (mut free, mut total) = (0usize, 0usize);
     // SAFETY: both out-pointers are valid and writable; the index is checked on the C side.
     let error = unsafe { ffi::bellhop_cuda_device_memory(device as usize, &mut free, &mut total) };
-    device_error("memory", error)?;
+    cuda_result("memory", error)?;
     Ok(DeviceMemory { total_bytes: total as u64, free_bytes: free as u64 })
 }
 
@@ -130,27 +132,13 @@ pub fn check_device(name: &str, device: u32) -> Result<(), PluginError> {
     Ok(())
 }
 
-/// Refuses any `[backend.options]` for backend `name`, which takes none.
-pub fn refuse_options(name: &str, options: &str) -> Result<(), PluginError> {
-    let options: toml::Table = options
-        .parse()
-        .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("[backend.options] is not valid TOML: {e}")))?;
-    match options.keys().next() {
-        Some(key) => Err(PluginError::new(
-            ErrorKind::OPTIONS,
-            format!("unknown option `{key}` in [backend.options]: the {name} backend takes no options"),
-        )),
-        None => Ok(()),
-    }
-}
-
 impl<V: Variant> CudaBackend<V> {
     /// Opens GPU `device`.
     pub fn new(device: u32) -> Result<Self, PluginError> {
         check_device(V::NAME, device)?;
         let mut ctx = std::ptr::null_mut();
         // SAFETY: `ctx` is a valid out-pointer; the device index was checked above.
-        device_error("open", unsafe { ffi::bellhop_cuda_open(device as i32, V::PINNED, &mut ctx) })?;
+        cuda_result("open", unsafe { ffi::bellhop_cuda_open(device as i32, V::PINNED, &mut ctx) })?;
         let ctx = NonNull::new(ctx)
             .ok_or_else(|| PluginError::new(ErrorKind::INTERNAL, "open returned no context and no error"))?;
         Ok(Self { ctx, device, variant: PhantomData })
@@ -159,47 +147,48 @@ impl<V: Variant> CudaBackend<V> {
 
 impl<V: Variant> Backend for CudaBackend<V> {
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
-        check_msm_lengths("msm_g1", bases.len(), scalars.len())?;
+        let n = bases.len().min(scalars.len());
         let mut out = G1Projective::default();
-        // SAFETY: both slices hold `bases.len()` elements in the layouts sppark expects
-        // (blst affine points, Montgomery scalars); `out` is a writable Jacobian point.
-        let error = unsafe {
-            ffi::bellhop_cuda_msm_g1(self.ctx.as_ptr(), &mut out, bases.as_ptr(), bases.len(), scalars.as_ptr())
-        };
-        device_error("msm_g1", error).map(|()| out)
+        // SAFETY: both slices hold at least `n` elements (equal lengths behind the seam) in
+        // the layouts sppark expects (blst affine points, Montgomery scalars); `out` is a
+        // writable Jacobian point.
+        let error =
+            unsafe { ffi::bellhop_cuda_msm_g1(self.ctx.as_ptr(), &mut out, bases.as_ptr(), n, scalars.as_ptr()) };
+        cuda_result("msm_g1", error).map(|()| out)
     }
 
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
-        check_msm_lengths("msm_g2", bases.len(), scalars.len())?;
+        let n = bases.len().min(scalars.len());
         let mut out = G2Projective::default();
         // SAFETY: as in msm_g1, for G2.
-        let error = unsafe {
-            ffi::bellhop_cuda_msm_g2(self.ctx.as_ptr(), &mut out, bases.as_ptr(), bases.len(), scalars.as_ptr())
-        };
-        device_error("msm_g2", error).map(|()| out)
+        let error =
+            unsafe { ffi::bellhop_cuda_msm_g2(self.ctx.as_ptr(), &mut out, bases.as_ptr(), n, scalars.as_ptr()) };
+        cuda_result("msm_g2", error).map(|()| out)
     }
 
     fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
-        let lg_n = ntt_log2(values.len())?;
+        // Behind the seam the length is a power of two; `ilog2` never rounds it up.
+        let lg_n = values.len().ilog2();
         let (inverse, coset) = match direction {
             NttDirection::Forward => (0, 0),
             NttDirection::Inverse => (1, 0),
             NttDirection::CosetForward => (0, 1),
             NttDirection::CosetInverse => (1, 1),
         };
-        // SAFETY: `values` holds exactly 2^lg_n writable scalars.
+        // SAFETY: `values` holds at least 2^lg_n writable scalars.
         let error = unsafe { ffi::bellhop_cuda_ntt(self.ctx.as_ptr(), values.as_mut_ptr(), lg_n, inverse, coset) };
-        device_error("ntt", error)
+        cuda_result("ntt", error)
     }
 
     fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
-        let lg_n = compute_h_log2(a.len(), b.len(), c.len())?;
+        // One power-of-two length behind the seam; the shortest bounds what is touched.
+        let lg_n = a.len().min(b.len()).min(c.len()).ilog2();
         let mut t = ffi::HTimings::default();
-        // SAFETY: a, b and c each hold 2^lg_n scalars; only `a` is written.
+        // SAFETY: a, b and c each hold at least 2^lg_n scalars; only `a` is written.
         let error = unsafe {
             ffi::bellhop_cuda_compute_h(self.ctx.as_ptr(), a.as_mut_ptr(), b.as_ptr(), c.as_ptr(), lg_n, &mut t)
         };
-        device_error("compute_h", error)?;
+        cuda_result("compute_h", error)?;
         let ms = |v: f32| Duration::from_secs_f64(f64::from(v) / 1e3);
         Ok(vec![
             PhaseTiming::new("upload_ntt", ms(t.upload_ntt_ms)),
@@ -214,12 +203,12 @@ impl<V: Variant> Backend for CudaBackend<V> {
             // SAFETY: a live slice of blst-layout affine points (sppark's affine_t) that
             // the host promised to leave alive and unchanged until release_bases or drop.
             let error = unsafe { ffi::bellhop_cuda_keep_g1(self.ctx.as_ptr(), bases.as_ptr(), bases.len()) };
-            device_error("keep_bases", error)?;
+            cuda_result("keep_bases", error)?;
         }
         for bases in g2 {
             // SAFETY: as for G1, with G2 affine points.
             let error = unsafe { ffi::bellhop_cuda_keep_g2(self.ctx.as_ptr(), bases.as_ptr(), bases.len()) };
-            device_error("keep_bases", error)?;
+            cuda_result("keep_bases", error)?;
         }
         Ok(())
     }
@@ -236,6 +225,8 @@ impl<V: Variant> Backend for CudaBackend<V> {
 }
 
 impl<V: Variant> BackendPlugin for CudaBackend<V> {
+    type Options = NoOptions;
+
     fn describe() -> Description {
         let transfers = if V::PINNED { "pinned staging" } else { "pageable transfers" };
         Description {
@@ -250,8 +241,7 @@ impl<V: Variant> BackendPlugin for CudaBackend<V> {
         }
     }
 
-    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
-        refuse_options(V::NAME, &request.options)?;
+    fn open(request: &OpenRequest, _: NoOptions) -> Result<Self, PluginError> {
         Self::new(request.device)
     }
 }

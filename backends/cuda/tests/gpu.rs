@@ -2,10 +2,7 @@
 
 use bellhop_conformance::{run_suite, seed_from_env, Suite};
 use bellhop_cuda::{gpus, CudaBackend, Variant};
-use bellhop_plugin_api::{
-    backend::{Backend, BackendPlugin},
-    ErrorKind, OpenRequest,
-};
+use bellhop_plugin_api::{backend::open_embedded, ErrorKind, OpenRequest};
 
 fn check<V: Variant>() {
     if gpus().is_empty() {
@@ -14,13 +11,14 @@ fn check<V: Variant>() {
             V::NAME
         ));
         let request = OpenRequest { device: 0, threads: 0, options: "".into() };
-        let error = CudaBackend::<V>::open(&request).err().expect("open must fail without a GPU");
+        let error = open_embedded::<CudaBackend<V>>(&request).err().expect("open must fail without a GPU");
         assert_eq!(error.kind, ErrorKind::NO_DEVICE);
         assert!(error.message.contains("found no CUDA GPU"), "{error}");
         assert!(error.message.contains("fallback"), "the message should name the fix: {error}");
         return;
     }
-    let backend = CudaBackend::<V>::new(0).unwrap();
+    let request = OpenRequest { device: 0, threads: 0, options: "".into() };
+    let backend = open_embedded::<CudaBackend<V>>(&request).unwrap();
     let seed = seed_from_env();
     for suite in Suite::ALL {
         let report = run_suite(&backend, suite, seed);
@@ -30,7 +28,7 @@ fn check<V: Variant>() {
     let memory = backend.memory().unwrap();
     assert!(memory.total_bytes == gpus()[0].memory_bytes && memory.free_bytes <= memory.total_bytes, "{memory:?}");
     let request = OpenRequest { device: gpus().len() as u32, threads: 0, options: "".into() };
-    let error = CudaBackend::<V>::open(&request).err().expect("a device past the last must be refused");
+    let error = open_embedded::<CudaBackend<V>>(&request).err().expect("a device past the last must be refused");
     assert_eq!(error.kind, ErrorKind::NO_DEVICE);
 }
 

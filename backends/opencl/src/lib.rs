@@ -26,7 +26,7 @@ use std::{
 };
 
 use bellhop_plugin_api::{
-    backend::{check_msm_lengths, compute_h_log2, ntt_log2, Backend, BackendPlugin, NttDirection},
+    backend::{Backend, BackendPlugin, NttDirection},
     cast, cast_slice, cast_slice_mut,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
     Capabilities, Description, DeviceInfo, ErrorKind, OpenRequest, PhaseTiming, PluginError,
@@ -37,6 +37,7 @@ use ff::{Field, PrimeField};
 use group::{prime::PrimeCurveAffine, Group};
 use opencl3::memory::Buffer;
 use rayon::prelude::*;
+use serde::Deserialize;
 
 use device::Gpu;
 pub use device::{devices, source, DeviceEntry, ProgramOrigin};
@@ -83,10 +84,6 @@ pub struct OpenCl {
     work_units: usize,
     max_alloc: u64,
     state: Mutex<State>,
-}
-
-fn device_error(message: String) -> PluginError {
-    PluginError::new(ErrorKind::DEVICE, message)
 }
 
 fn described(entry: &DeviceEntry) -> String {
@@ -148,13 +145,13 @@ fn choose(entries: Vec<DeviceEntry>, index: u32, name: Option<&str>) -> Result<D
 
 impl OpenCl {
     /// Opens `entry`, with the compiled program cached in `cache_dir`.
-    pub fn new(entry: DeviceEntry, cache_dir: &std::path::Path) -> Result<Self, PluginError> {
+    pub fn new(entry: DeviceEntry, cache_dir: &Path) -> Result<Self, PluginError> {
         let (gpu, origin) = Gpu::open(&entry, cache_dir)
-            .map_err(|e| device_error(format!("cannot open OpenCL device {}: {e}", described(&entry))))?;
+            .map_err(|e| PluginError::device(format!("cannot open OpenCL device {}: {e}", described(&entry))))?;
         let compute_units =
-            gpu.device.max_compute_units().map_err(|e| device_error(device::cl_error("clGetDeviceInfo", e)))?;
+            gpu.device.max_compute_units().map_err(|e| PluginError::device(device::cl_error("clGetDeviceInfo", e)))?;
         let max_alloc =
-            gpu.device.max_mem_alloc_size().map_err(|e| device_error(device::cl_error("clGetDeviceInfo", e)))?;
+            gpu.device.max_mem_alloc_size().map_err(|e| PluginError::device(device::cl_error("clGetDeviceInfo", e)))?;
         Ok(Self {
             entry,
             origin,
@@ -182,7 +179,7 @@ impl OpenCl {
     fn check_alloc<T>(&self, what: &str, count: usize) -> Result<(), PluginError> {
         let bytes = (count as u64).saturating_mul(std::mem::size_of::<T>() as u64);
         if bytes > self.max_alloc {
-            return Err(device_error(format!(
+            return Err(PluginError::device(format!(
                 "{what} needs one buffer of {bytes} bytes; {} allocates at most {} bytes at once",
                 described(&self.entry),
                 self.max_alloc
@@ -227,14 +224,14 @@ impl OpenCl {
         let bases_buffer = match kept(&state) {
             Some(buffer) => buffer,
             None => {
-                temporary = gpu.upload(bases).map_err(device_error)?;
+                temporary = gpu.upload(bases).map_err(PluginError::device)?;
                 &temporary
             }
         };
-        let exponents = gpu.upload(&exponents).map_err(device_error)?;
-        let bucket_buffer = gpu.buffer::<A::Curve>(buckets).map_err(device_error)?;
-        let results = gpu.buffer::<A::Curve>(threads).map_err(device_error)?;
-        let kernel = gpu.kernel(&format!("{}_multiexp", A::name())).map_err(device_error)?;
+        let exponents = gpu.upload(&exponents).map_err(PluginError::device)?;
+        let bucket_buffer = gpu.buffer::<A::Curve>(buckets).map_err(PluginError::device)?;
+        let results = gpu.buffer::<A::Curve>(threads).map_err(PluginError::device)?;
+        let kernel = gpu.kernel(&format!("{}_multiexp", A::name())).map_err(PluginError::device)?;
         let (n32, groups32, windows32, window32) = (n as u32, groups as u32, windows as u32, window as u32);
         gpu.launch(&kernel, threads.div_ceil(MSM_GROUP_SIZE) * MSM_GROUP_SIZE, Some(MSM_GROUP_SIZE), |k| {
             // SAFETY: the argument types match the multiexp kernel's signature (bases,
@@ -250,9 +247,9 @@ impl OpenCl {
                     .set_arg(&window32);
             }
         })
-        .map_err(device_error)?;
+        .map_err(PluginError::device)?;
         let mut partial = vec![A::Curve::identity(); threads];
-        gpu.read(&results, &mut partial).map_err(device_error)?;
+        gpu.read(&results, &mut partial).map_err(PluginError::device)?;
         drop(state);
 
         // Window 0 holds the most significant bits.
@@ -378,21 +375,19 @@ impl Transforms<'_> {
 
 impl Backend for OpenCl {
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
-        check_msm_lengths("msm_g1", bases.len(), scalars.len())?;
         let bases: &[blstrs::G1Affine] = cast_slice(bases);
         let out = self.msm(bases, cast_slice(scalars), |state| Kept::find(&state.kept_g1, bases))?;
         Ok(cast(out))
     }
 
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
-        check_msm_lengths("msm_g2", bases.len(), scalars.len())?;
         let bases: &[blstrs::G2Affine] = cast_slice(bases);
         let out = self.msm(bases, cast_slice(scalars), |state| Kept::find(&state.kept_g2, bases))?;
         Ok(cast(out))
     }
 
     fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
-        let log_n = ntt_log2(values.len())?;
+        let log_n = values.len().ilog2();
         if log_n == 0 {
             // Every direction maps a single value to itself.
             return Ok(());
@@ -407,11 +402,11 @@ impl Backend for OpenCl {
             Transforms { gpu, log_n }.ntt(&mut data, &mut tmp, direction)?;
             gpu.read(&data, values)
         };
-        run().map_err(|e| device_error(format!("ntt: {e}")))
+        run().map_err(|e| PluginError::device(format!("ntt: {e}")))
     }
 
     fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
-        let log_n = compute_h_log2(a.len(), b.len(), c.len())?;
+        let log_n = a.len().ilog2();
         self.check_alloc::<Scalar>("compute_h", a.len())?;
         let (a, b, c): (&mut [Scalar], &[Scalar], &[Scalar]) = (cast_slice_mut(a), cast_slice(b), cast_slice(c));
         let state = self.lock();
@@ -453,7 +448,7 @@ impl Backend for OpenCl {
             lap("download");
             Ok(())
         };
-        run().map_err(|e| device_error(format!("compute_h: {e}")))?;
+        run().map_err(|e| PluginError::device(format!("compute_h: {e}")))?;
         Ok(timings)
     }
 
@@ -462,13 +457,13 @@ impl Backend for OpenCl {
         for bases in g1 {
             let bases: &[blstrs::G1Affine] = cast_slice(bases);
             self.check_alloc::<blstrs::G1Affine>("keeping G1 bases", bases.len())?;
-            let buffer = state.gpu.upload(bases).map_err(device_error)?;
+            let buffer = state.gpu.upload(bases).map_err(PluginError::device)?;
             state.kept_g1.push(Kept { ptr: bases.as_ptr() as usize, len: bases.len(), buffer });
         }
         for bases in g2 {
             let bases: &[blstrs::G2Affine] = cast_slice(bases);
             self.check_alloc::<blstrs::G2Affine>("keeping G2 bases", bases.len())?;
-            let buffer = state.gpu.upload(bases).map_err(device_error)?;
+            let buffer = state.gpu.upload(bases).map_err(PluginError::device)?;
             state.kept_g2.push(Kept { ptr: bases.as_ptr() as usize, len: bases.len(), buffer });
         }
         Ok(())
@@ -483,35 +478,29 @@ impl Backend for OpenCl {
 }
 
 /// `[backend.options]` of the opencl backend.
-struct Options {
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Options {
+    /// Picks the device whose name (or platform) contains this, instead of `[backend] device`.
     device_name: Option<String>,
-    cache_dir: PathBuf,
+    /// Where compiled programs are cached (default: the user's cache directory).
+    cache_dir: Option<PathBuf>,
 }
 
-fn parse_options(text: &str) -> Result<Options, PluginError> {
-    let options_error = |m: String| PluginError::new(ErrorKind::OPTIONS, m);
-    let table: toml::Table =
-        text.parse().map_err(|e| options_error(format!("[backend.options] is not valid TOML: {e}")))?;
-    let string = |key: &str| -> Result<Option<String>, PluginError> {
-        table
-            .get(key)
-            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| options_error(format!("{key} must be a string"))))
-            .transpose()
-    };
-    if let Some(key) = table.keys().find(|k| !["device_name", "cache_dir"].contains(&k.as_str())) {
-        return Err(options_error(format!(
-            "unknown option `{key}` in [backend.options]: the {NAME} backend takes device_name and cache_dir"
-        )));
+impl Options {
+    /// The program cache directory, made private to this user.
+    fn cache_dir(&self) -> Result<PathBuf, PluginError> {
+        match &self.cache_dir {
+            None => bellhop_plugin_api::dirs::cache_dir(NAME),
+            Some(dir) => bellhop_plugin_api::dirs::private_dir(dir).map(|()| dir.clone()),
+        }
+        .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("the program cache: {e}")))
     }
-    let cache_dir = match string("cache_dir")? {
-        None => bellhop_plugin_api::dirs::cache_dir(NAME),
-        Some(dir) => bellhop_plugin_api::dirs::private_dir(Path::new(&dir)).map(|()| PathBuf::from(dir)),
-    }
-    .map_err(|e| options_error(format!("the program cache: {e}")))?;
-    Ok(Options { device_name: string("device_name")?, cache_dir })
 }
 
 impl BackendPlugin for OpenCl {
+    type Options = Options;
+
     fn describe() -> Description {
         Description {
             name: NAME.into(),
@@ -527,10 +516,10 @@ impl BackendPlugin for OpenCl {
         }
     }
 
-    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
-        let options = parse_options(&request.options)?;
+    fn open(request: &OpenRequest, options: Options) -> Result<Self, PluginError> {
+        let cache_dir = options.cache_dir()?;
         let entry = choose(devices(), request.device, options.device_name.as_deref())?;
-        let backend = Self::new(entry, &options.cache_dir)?;
+        let backend = Self::new(entry, &cache_dir)?;
         let origin = backend.program_origin();
         for warning in &origin.warnings {
             eprintln!("warning: {warning}");
@@ -540,7 +529,7 @@ impl BackendPlugin for OpenCl {
                 "note: compiled the OpenCL program for {} in {:.1} s (cached in {})",
                 backend.device_name(),
                 origin.seconds,
-                options.cache_dir.display()
+                cache_dir.display()
             );
         }
         Ok(backend)
@@ -553,16 +542,15 @@ mod tests {
 
     #[test]
     fn options_are_checked() {
-        let o = parse_options("device_name = \"H200\"\ncache_dir = \"/x\"").unwrap();
+        let parse = |text| bellhop_plugin_api::options::parse::<Options>("[backend.options]", text);
+        let o = parse("device_name = \"H200\"\ncache_dir = \"/x\"").unwrap();
         assert_eq!(o.device_name.as_deref(), Some("H200"));
-        assert_eq!(o.cache_dir, PathBuf::from("/x"));
-        let e = parse_options("device = 1").err().unwrap();
-        assert!(
-            e.message.contains("unknown option `device`") && e.message.contains("device_name and cache_dir"),
-            "{e}"
-        );
-        let e = parse_options("device_name = 3").err().unwrap();
-        assert!(e.message.contains("device_name must be a string"), "{e}");
+        assert_eq!(o.cache_dir, Some(PathBuf::from("/x")));
+        let e = parse("device = 1").err().unwrap();
+        assert_eq!(e.kind, ErrorKind::OPTIONS);
+        assert!(e.message.contains("unknown field `device`, expected `device_name` or `cache_dir`"), "{e}");
+        let e = parse("device_name = 3").err().unwrap();
+        assert!(e.message.contains("invalid type: integer `3`, expected a string"), "{e}");
     }
 
     #[test]

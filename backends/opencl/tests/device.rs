@@ -3,7 +3,10 @@
 
 use bellhop_conformance::{run_suite, seed_from_env, Suite};
 use bellhop_opencl::{cache, devices, DeviceEntry, OpenCl};
-use bellhop_plugin_api::{backend::BackendPlugin, ErrorKind, OpenRequest};
+use bellhop_plugin_api::{
+    backend::{open_embedded, seam, BackendPlugin},
+    ErrorKind, OpenRequest,
+};
 
 /// The device the tests use: the one whose name contains `BELLHOP_OPENCL_DEVICE`, else the first.
 fn device() -> Option<DeviceEntry> {
@@ -27,7 +30,7 @@ fn skipped() -> bool {
          PoCL); checking the refusal instead",
     );
     let request = OpenRequest { device: 0, threads: 0, options: "".into() };
-    let error = OpenCl::open(&request).err().expect("open must fail without a device");
+    let error = open_embedded::<OpenCl>(&request).err().expect("open must fail without a device");
     assert_eq!(error.kind, ErrorKind::NO_DEVICE);
     assert!(error.message.contains("found no OpenCL device") && error.message.contains("fallback"), "{error}");
     true
@@ -40,11 +43,13 @@ fn opencl_conforms() {
     }
     let cache = tempfile::tempdir().unwrap();
     let backend = OpenCl::new(device().unwrap(), cache.path()).unwrap();
+    let name = backend.device_name().to_string();
+    let backend = seam(backend);
     let seed = seed_from_env();
     for suite in Suite::ALL {
         let report = run_suite(&backend, suite, seed);
-        println!("{} {suite:?}:\n{report}", backend.device_name());
-        assert!(report.passed(), "opencl on {} failed {suite:?} conformance:\n{report}", backend.device_name());
+        println!("{name} {suite:?}:\n{report}");
+        assert!(report.passed(), "opencl on {name} failed {suite:?} conformance:\n{report}");
     }
 }
 
@@ -77,6 +82,7 @@ fn program_cache_is_used_and_rebuilt_when_damaged() {
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].contains("is unusable") && warnings[0].contains(expected), "{warnings:?}");
         assert!(warnings[0].contains("rebuilding it"), "{warnings:?}");
+        let rebuilt = seam(rebuilt);
         let report = run_suite(&rebuilt, Suite::Ntt, 1);
         assert!(report.passed(), "{report}");
         drop(rebuilt);
@@ -104,12 +110,12 @@ fn devices_are_chosen_by_name_or_index() {
     let dir = tempfile::tempdir().unwrap();
     let options = |extra: &str| format!("cache_dir = {:?}\n{extra}", dir.path().display().to_string());
     let request = OpenRequest { device: count, threads: 0, options: options("").as_str().into() };
-    let e = OpenCl::open(&request).err().unwrap();
+    let e = open_embedded::<OpenCl>(&request).err().unwrap();
     assert_eq!(e.kind, ErrorKind::NO_DEVICE);
     assert!(e.message.contains(&format!("device {count} does not exist")), "{e}");
     let request =
         OpenRequest { device: 0, threads: 0, options: options("device_name = \"no such device\"").as_str().into() };
-    let e = OpenCl::open(&request).err().unwrap();
+    let e = open_embedded::<OpenCl>(&request).err().unwrap();
     assert!(e.message.contains("no OpenCL device's name contains \"no such device\""), "{e}");
     let name = device().unwrap().name;
     let request = OpenRequest {
@@ -117,6 +123,7 @@ fn devices_are_chosen_by_name_or_index() {
         threads: 0,
         options: options(&format!("device_name = {name:?}")).as_str().into(),
     };
-    let backend = OpenCl::open(&request).unwrap();
+    let options = bellhop_plugin_api::options::parse("[backend.options]", &request.options).unwrap();
+    let backend = <OpenCl as BackendPlugin>::open(&request, options).unwrap();
     assert!(backend.device_name().contains(&name));
 }

@@ -8,9 +8,10 @@
 use std::sync::{Mutex, PoisonError};
 
 use bellhop_cpu::CpuBackend;
-use bellhop_cuda::{check_device, gpu_memory, gpus, refuse_options};
+use bellhop_cuda::{check_device, cuda_result, gpu_memory, gpus};
 use bellhop_plugin_api::{
     backend::{check_prove_batch, Backend, BackendPlugin, NttDirection},
+    options::NoOptions,
     strategy::{Assignment, Density},
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof},
     Capabilities, Description, DeviceMemory, ErrorKind, OpenRequest, PhaseTiming, PluginError,
@@ -39,10 +40,6 @@ pub struct CudaSupraseal {
     cpu: CpuBackend,
     device: u32,
     srs: Mutex<Option<(String, SRS)>>,
-}
-
-fn device_error(call: &str, error: sppark::Error) -> PluginError {
-    PluginError::new(ErrorKind::DEVICE, format!("{call}: CUDA error {}: {error}", error.code))
 }
 
 /// supraseal-c2's view of one density bitmap: words, bit length, set bits.
@@ -148,14 +145,14 @@ impl Backend for CudaSupraseal {
                 )
             }
         })?;
-        if error.code != 0 {
-            return Err(device_error("prove_batch", error));
-        }
+        cuda_result("prove_batch", error)?;
         Ok(proofs)
     }
 }
 
 impl BackendPlugin for CudaSupraseal {
+    type Options = NoOptions;
+
     fn describe() -> Description {
         Description {
             name: NAME.into(),
@@ -171,8 +168,7 @@ impl BackendPlugin for CudaSupraseal {
         }
     }
 
-    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
-        refuse_options(NAME, &request.options)?;
+    fn open(request: &OpenRequest, _: NoOptions) -> Result<Self, PluginError> {
         check_device(NAME, request.device)?;
         Ok(Self { cpu: CpuBackend::new(request.threads as usize)?, device: request.device, srs: Mutex::new(None) })
     }
@@ -181,6 +177,7 @@ impl BackendPlugin for CudaSupraseal {
 #[cfg(test)]
 mod tests {
     use abi_stable::std_types::RVec;
+    use bellhop_plugin_api::backend::open_embedded;
 
     use super::*;
 
@@ -222,15 +219,15 @@ mod tests {
             bellhop_conformance::cannot_check_here(
                 "cuda-supraseal's proofs need a CUDA GPU and this machine has none; checking that it refuses clearly",
             );
-            let e = CudaSupraseal::open(&request).err().expect("open must fail without a GPU");
+            let e = open_embedded::<CudaSupraseal>(&request).err().expect("open must fail without a GPU");
             assert_eq!(e.kind, ErrorKind::NO_DEVICE);
             assert!(e.message.contains("fallback"), "the message names the fix: {e}");
             return;
         }
-        let backend = CudaSupraseal::open(&request).unwrap();
+        let backend = open_embedded::<CudaSupraseal>(&request).unwrap();
         let memory = backend.memory().unwrap();
         assert!(memory.free_bytes <= memory.total_bytes && memory.total_bytes > 0, "{memory:?}");
         let past = OpenRequest { device: gpus().len() as u32, ..request };
-        assert_eq!(CudaSupraseal::open(&past).err().expect("no such device").kind, ErrorKind::NO_DEVICE);
+        assert_eq!(open_embedded::<CudaSupraseal>(&past).err().expect("no such device").kind, ErrorKind::NO_DEVICE);
     }
 }

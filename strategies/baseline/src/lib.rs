@@ -15,6 +15,7 @@ use bellhop_plugin_api::{
     Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
 use rayon::prelude::*;
+use serde::Deserialize;
 
 pub use proving_cs::{eval, Bits, Capacity, Direct, Evaluate, ProvingCs, Query};
 
@@ -27,22 +28,6 @@ pub fn parse_job(index: usize, job: &Job) -> Result<CircuitSpec, PluginError> {
 /// instance of the strategy with that many threads (see [`pool::shared`]).
 pub fn thread_pool(name: &str, threads: u32) -> Result<Arc<rayon::ThreadPool>, PluginError> {
     pool::shared(name, threads as usize)
-}
-
-/// Parses a strategy's `[synthesis.options]`, refusing keys not in `allowed`.
-pub fn parse_options(strategy: &str, options: &str, allowed: &[&str]) -> Result<toml::Table, PluginError> {
-    let table: toml::Table = options
-        .parse()
-        .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("[synthesis.options] is not valid TOML: {e}")))?;
-    if let Some(key) = table.keys().find(|k| !allowed.contains(&k.as_str())) {
-        let takes =
-            if allowed.is_empty() { "takes no options".to_string() } else { format!("takes {}", allowed.join(", ")) };
-        return Err(PluginError::new(
-            ErrorKind::OPTIONS,
-            format!("unknown option `{key}` in [synthesis.options]: the {strategy} strategy {takes}"),
-        ));
-    }
-    Ok(table)
 }
 
 /// Synthesizes each job on `pool` with `one` (spec, job) -> assignment, in parallel,
@@ -86,10 +71,17 @@ pub fn synthesize_one<E: Evaluate>(
 /// The baseline strategy: grow-as-you-go vectors, as bellperson does.
 pub struct Baseline {
     pool: Arc<rayon::ThreadPool>,
+    test_slowdown: f64,
+}
+
+/// `[synthesis.options]` of the baseline strategy.
+#[derive(Deserialize, Default, Debug)]
+#[serde(default, deny_unknown_fields)]
+pub struct Options {
     /// Test-only: stretch every job's synthesis, on its own thread, by this fraction of
     /// its own time (0.2: 20% slower), so the A/B harness can be checked against a known
-    /// regression.
-    test_slowdown: f64,
+    /// regression. At most 10.
+    pub test_slowdown: f64,
 }
 
 impl Strategy for Baseline {
@@ -111,6 +103,8 @@ impl Strategy for Baseline {
 }
 
 impl StrategyPlugin for Baseline {
+    type Options = Options;
+
     fn describe() -> Description {
         Description {
             name: "baseline".into(),
@@ -120,14 +114,14 @@ impl StrategyPlugin for Baseline {
         }
     }
 
-    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
-        let options = parse_options("baseline", &request.options, &["test_slowdown"])?;
-        let test_slowdown = match options.get("test_slowdown") {
-            None => 0.0,
-            Some(v) => v.as_float().filter(|f| (0.0..=10.0).contains(f)).ok_or_else(|| {
-                PluginError::new(ErrorKind::OPTIONS, "test_slowdown must be a number between 0.0 and 10.0")
-            })?,
-        };
+    fn open(request: &OpenRequest, options: Options) -> Result<Self, PluginError> {
+        let test_slowdown = options.test_slowdown;
+        if !(0.0..=10.0).contains(&test_slowdown) {
+            return Err(PluginError::new(
+                ErrorKind::OPTIONS,
+                format!("[synthesis.options]: test_slowdown = {test_slowdown}; it must be between 0.0 and 10.0"),
+            ));
+        }
         Ok(Self { pool: thread_pool("bellhop-baseline", request.threads)?, test_slowdown })
     }
 }

@@ -28,11 +28,10 @@ use bellhop_plugin_api::{
     strategy::{Assignment, Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
-use bellhop_strategy_baseline::{
-    job_circuit, parse_job, parse_options, synthesis_failed, synthesize_one, thread_pool, Capacity,
-};
+use bellhop_strategy_baseline::{job_circuit, parse_job, synthesis_failed, synthesize_one, thread_pool, Capacity};
 use rayon::prelude::*;
 use recording::{Recorder, Recording, WitnessCs};
+use serde::Deserialize;
 
 /// Recordings per circuit shape, in memory and on disk.
 pub struct Pce {
@@ -166,7 +165,17 @@ impl Strategy for Pce {
     }
 }
 
+/// `[synthesis.options]` of the pce strategy.
+#[derive(Deserialize, Default, Debug)]
+#[serde(default, deny_unknown_fields)]
+pub struct Options {
+    /// Where recordings are kept (default: the user's cache directory).
+    pub cache_dir: Option<PathBuf>,
+}
+
 impl StrategyPlugin for Pce {
+    type Options = Options;
+
     fn describe() -> Description {
         Description {
             name: "pce".into(),
@@ -176,17 +185,10 @@ impl StrategyPlugin for Pce {
         }
     }
 
-    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
-        let options = parse_options("pce", &request.options, &["cache_dir"])?;
-        let cache_dir = match options.get("cache_dir") {
+    fn open(request: &OpenRequest, options: Options) -> Result<Self, PluginError> {
+        let cache_dir = match options.cache_dir {
             None => bellhop_plugin_api::dirs::cache_dir("pce"),
-            Some(v) => {
-                let dir = v
-                    .as_str()
-                    .map(PathBuf::from)
-                    .ok_or_else(|| PluginError::new(ErrorKind::OPTIONS, "cache_dir must be a string (a directory)"))?;
-                bellhop_plugin_api::dirs::private_dir(&dir).map(|()| dir)
-            }
+            Some(dir) => bellhop_plugin_api::dirs::private_dir(&dir).map(|()| dir),
         }
         .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("the pce cache: {e}")))?;
         Ok(Self { pool: thread_pool("bellhop-pce", request.threads)?, cache_dir, recordings: Mutex::default() })
@@ -202,8 +204,8 @@ mod tests {
     use bellhop_strategy_baseline::Baseline;
 
     fn open(dir: &std::path::Path) -> Pce {
-        let options = format!("cache_dir = {:?}", dir.display().to_string());
-        Pce::open(&OpenRequest { device: 0, threads: 2, options: options.into() }).unwrap()
+        let request = OpenRequest { device: 0, threads: 2, options: "".into() };
+        Pce::open(&request, Options { cache_dir: Some(dir.into()) }).unwrap()
     }
 
     fn job(circuit: &str, seed: u64) -> Job {
@@ -211,7 +213,7 @@ mod tests {
     }
 
     fn baseline(jobs: &[Job]) -> Vec<Assignment> {
-        let b = Baseline::open(&OpenRequest { device: 0, threads: 2, options: "".into() }).unwrap();
+        let b = Baseline::open(&OpenRequest { device: 0, threads: 2, options: "".into() }, Default::default()).unwrap();
         b.synthesize(jobs).unwrap().assignments
     }
 
@@ -335,7 +337,9 @@ mod tests {
 
     #[test]
     fn unknown_options_are_refused() {
-        let e = Pce::open(&OpenRequest { device: 0, threads: 1, options: "cachedir = \"x\"".into() }).err().unwrap();
-        assert!(e.message.contains("unknown option `cachedir`") && e.message.contains("takes cache_dir"), "{e}");
+        let request = OpenRequest { device: 0, threads: 1, options: "cachedir = \"x\"".into() };
+        let e = bellhop_plugin_api::strategy::open_embedded::<Pce>(&request).err().unwrap();
+        assert_eq!(e.kind, bellhop_plugin_api::ErrorKind::OPTIONS);
+        assert!(e.message.contains("unknown field `cachedir`, expected `cache_dir`"), "{e}");
     }
 }

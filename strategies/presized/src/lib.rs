@@ -12,10 +12,11 @@ use std::{
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_api::{
+    options::NoOptions,
     strategy::{Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, OpenRequest, PluginError,
 };
-use bellhop_strategy_baseline::{parse_options, synthesize_jobs, synthesize_one, thread_pool, Capacity, Direct};
+use bellhop_strategy_baseline::{synthesize_jobs, synthesize_one, thread_pool, Capacity, Direct};
 
 /// Capacity hints per circuit shape, learned from the first synthesis of each.
 pub struct Presized {
@@ -44,6 +45,8 @@ impl Strategy for Presized {
 }
 
 impl StrategyPlugin for Presized {
+    type Options = NoOptions;
+
     fn describe() -> Description {
         Description {
             name: "presized".into(),
@@ -53,8 +56,7 @@ impl StrategyPlugin for Presized {
         }
     }
 
-    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
-        parse_options("presized", &request.options, &[])?;
+    fn open(request: &OpenRequest, _: NoOptions) -> Result<Self, PluginError> {
         Ok(Self { pool: thread_pool("bellhop-presized", request.threads)?, hints: Mutex::default() })
     }
 }

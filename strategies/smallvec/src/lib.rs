@@ -9,11 +9,12 @@
 use std::sync::Arc;
 
 use bellhop_plugin_api::{
+    options::NoOptions,
     strategy::{Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, OpenRequest, PluginError,
 };
 use bellhop_strategy_baseline::{
-    parse_options, synthesize_jobs, synthesize_one, thread_pool, Bits, Capacity, Evaluate, ProvingCs, Query,
+    synthesize_jobs, synthesize_one, thread_pool, Bits, Capacity, Evaluate, ProvingCs, Query,
 };
 use bellpepper_core::LinearCombination;
 use blstrs::Scalar;
@@ -72,6 +73,8 @@ impl Strategy for SmallVecStrategy {
 }
 
 impl StrategyPlugin for SmallVecStrategy {
+    type Options = NoOptions;
+
     fn describe() -> Description {
         Description {
             name: "smallvec".into(),
@@ -81,8 +84,7 @@ impl StrategyPlugin for SmallVecStrategy {
         }
     }
 
-    fn open(request: &OpenRequest) -> Result<Self, PluginError> {
-        parse_options("smallvec", &request.options, &[])?;
+    fn open(request: &OpenRequest, _: NoOptions) -> Result<Self, PluginError> {
         Ok(Self { pool: thread_pool("bellhop-smallvec", request.threads)? })
     }
 }
