@@ -11,8 +11,8 @@
 # 4. the first proof of a fresh process, per backend;
 # 5. chain:2^LOG2 end to end (synthesis included) on every backend (BENCH picks them);
 # 6. `bellhop ab` of cuda against cuda-pinned (AB=0 skips it).
-# Backends: every plugin in the bundle (cuda, cuda-pinned, opencl, cuda-supraseal) and cpu,
-# or BACKENDS.
+# Backends: cpu and every GPU backend plugin in the bundle (`bellhop plugins --json`:
+# cuda, cuda-pinned, opencl, cuda-supraseal), or BACKENDS.
 # Stage `peers`: bellperson's own provers on the same circuit and parameter file: CPU,
 # OpenCL, supraseal-c2 (the bundle's bellperson-peer-* builds).
 # Each stage fits one 10-minute call: run them as two calls with the same WORK directory
@@ -38,12 +38,13 @@ log2="${LOG2:-20}"
 # to time the primitives at its domain size).
 circuit="${CIRCUIT:-chain:$((1 << log2))}"
 stages="${STAGES:-ours peers}"
-# Every backend in the bundle, unless BACKENDS names some.
+# cpu and every GPU backend in the bundle, as `bellhop plugins --json` lists them, unless
+# BACKENDS names some.
 if [[ -z "${BACKENDS:-}" ]]; then
-    backends=cpu
-    for b in cuda cuda-pinned opencl cuda-supraseal; do
-        [[ -f "$bundle/libbellhop_backend_${b//-/_}.so" ]] && backends="$backends $b"
-    done
+    backends="cpu $("$bh" plugins --json | python3 -c '
+import json, sys
+plugins = json.load(sys.stdin)["plugins"]
+print(" ".join(sorted(p["name"] for p in plugins if p.get("kind") == "backend" and "gpu" in p.get("capabilities", []))))')"
 else
     backends="$BACKENDS"
 fi

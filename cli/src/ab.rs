@@ -14,6 +14,7 @@ use bellhop_host::{
     ab::{self, AbOptions, AbReport},
     config::{set_key, Config},
     session::{load_params, Session},
+    stats,
 };
 
 #[derive(Debug, clap::Args)]
@@ -220,7 +221,7 @@ pub(crate) fn markdown(r: &AbReport) -> String {
             if v.is_empty() {
                 "-".to_string()
             } else {
-                format!("{:.0}", ab::median(&v))
+                format!("{:.0}", stats::median(&v))
             }
         };
         let faults = |x: &ab::Run| x.faults.get(phase).copied();
@@ -273,7 +274,7 @@ pub(crate) fn svg(r: &AbReport) -> String {
         let _ = writeln!(out, "<text x=\"8\" y=\"{}\">{}</text>", y + 16.0, c.metric);
         for (variant, color) in [(0, "#4c78a8"), (1, "#f58518")] {
             let values = r.values(variant, &c.metric);
-            let median = ab::median(&values);
+            let median = stats::median(&values);
             let (lo, hi) = values.iter().fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
             let by = y + 2.0 + 13.0 * variant as f64;
             let _ = writeln!(

@@ -38,8 +38,8 @@ fn params_dir() -> &'static Path {
 }
 
 /// A config with `workers` synthesis workers whose synthesis is `slowdown` times slower
-/// (the baseline strategy's test knob), so that jobs stay queued long enough to watch, and
-/// a journal of its own.
+/// (the slow-strategy fixture), so that jobs stay queued long enough to watch, and a
+/// journal of its own.
 fn config(workers: usize, slowdown: f64) -> Config {
     let mut config = Config::default();
     config.params.dir = params_dir().to_path_buf();
@@ -47,7 +47,8 @@ fn config(workers: usize, slowdown: f64) -> Config {
     config.daemon.keep_results = Duration::from_secs(600);
     config.daemon.state_dir = tempfile::tempdir().unwrap().keep();
     if slowdown > 0.0 {
-        config.synthesis.options.insert("test_slowdown".into(), slowdown.into());
+        config.synthesis.strategy = bellhop_tests::built_library("fixture_slow_strategy").display().to_string();
+        config.synthesis.options.insert("slowdown".into(), slowdown.into());
     }
     config
 }

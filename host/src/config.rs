@@ -48,6 +48,10 @@ pub struct BackendConfig {
     /// A backend to use when `plugin` cannot be loaded or opened (e.g. `cpu` on a machine
     /// without a GPU). None: such a failure is an error.
     pub fallback: Option<String>,
+    /// A reference backend (e.g. `cpu`, on its device 0) that runs every primitive beside
+    /// this one; the first call whose answers differ fails, naming the phase, the primitive
+    /// and the first index that differs. For backend authors: it costs the reference's time.
+    pub shadow: Option<String>,
 }
 
 impl BackendConfig {
@@ -66,6 +70,7 @@ impl Default for BackendConfig {
             threads: 0,
             options: toml::Table::new(),
             fallback: None,
+            shadow: None,
         }
     }
 }

@@ -6,12 +6,12 @@
 //! - [`params`]: parameter files in bellperson's format;
 //! - [`prover`]: one Groth16 proof over any backend; [`pipeline`]: many, overlapped;
 //! - [`phases`]: per-proof phase tables from tracing spans; [`stats`]: summaries;
-//! - [`ab`]: two configurations compared in one process.
+//! - [`ab`]: two configurations compared in one process; [`shadow`]: a backend checked
+//!   call by call against a reference.
 
 pub mod ab;
 pub mod config;
 pub mod dealloc;
-mod embedded;
 pub mod memory;
 pub mod params;
 pub mod phases;
@@ -19,4 +19,5 @@ pub mod pipeline;
 pub mod plugins;
 pub mod prover;
 pub mod session;
+pub mod shadow;
 pub mod stats;

@@ -23,9 +23,12 @@ use abi_stable::{
     library::{AbiHeaderRef, LibraryError, RootModule, ROOT_MODULE_LOADER_NAME_WITH_NUL},
     std_types::RResult,
 };
+use bellhop_baseline::Baseline;
+use bellhop_cpu::CpuBackend;
 use bellhop_plugin_api::{
-    backend::{Backend, BackendModuleRef},
-    strategy::{Strategy, StrategyModuleRef},
+    backend::{self, Backend, BackendModuleRef},
+    build_info,
+    strategy::{self, Strategy, StrategyModuleRef},
     AbiVersion, OpenRequest, PluginError, PluginHeader, PluginInfo, PluginKind, ABI_VERSION, PLUGIN_HEADER_SYMBOL,
     PLUGIN_MAGIC,
 };
@@ -203,8 +206,11 @@ impl Seam for Backends {
         module.open()(request).into_result().map(|b| Box::new(b) as Box<dyn Backend>)
     }
 
+    /// The CPU backend, named `cpu`, behind the same seam as a loaded plugin.
     fn embedded() -> Vec<Plugin<Self>> {
-        vec![crate::embedded::cpu_backend()]
+        vec![Plugin::embedded(backend::info::<CpuBackend>(build_info!()), |request| {
+            backend::open_embedded::<CpuBackend>(request).map(|b| Box::new(b) as Box<dyn Backend>)
+        })]
     }
 
     fn loaded() -> &'static Mutex<HashMap<PathBuf, BackendModuleRef>> {
@@ -229,8 +235,11 @@ impl Seam for Strategies {
         module.open()(request).into_result().map(|s| Box::new(s) as Box<dyn Strategy>)
     }
 
+    /// The baseline strategy, behind the same seam as a loaded plugin.
     fn embedded() -> Vec<Plugin<Self>> {
-        crate::embedded::strategies()
+        vec![Plugin::embedded(strategy::info::<Baseline>(build_info!()), |request| {
+            strategy::open_embedded::<Baseline>(request).map(|s| Box::new(s) as Box<dyn Strategy>)
+        })]
     }
 
     fn loaded() -> &'static Mutex<HashMap<PathBuf, StrategyModuleRef>> {

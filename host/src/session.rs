@@ -16,6 +16,7 @@ use crate::{
     config::Config,
     params::Srs,
     plugins::{Backends, Plugin, Strategies},
+    shadow::Shadowed,
 };
 
 /// An opened backend on one device, and the parameters whose bases it was told to keep.
@@ -39,15 +40,27 @@ impl AsRef<dyn Backend> for OpenedBackend {
 }
 
 fn open_backend_named(spec: &str, config: &Config, plugin_dir: &Path, device: u32) -> Result<OpenedBackend> {
-    open_plugin(&Plugin::<Backends>::find(spec, plugin_dir)?, config, device)
+    open_plugin(&Plugin::<Backends>::find(spec, plugin_dir)?, config, plugin_dir, device)
 }
 
-fn open_plugin(plugin: &Plugin<Backends>, config: &Config, device: u32) -> Result<OpenedBackend> {
+fn open_plugin(plugin: &Plugin<Backends>, config: &Config, plugin_dir: &Path, device: u32) -> Result<OpenedBackend> {
     let options = toml::to_string(&config.backend.options)?;
     let request = OpenRequest { device, threads: config.backend.threads, options: options.into() };
     let backend = plugin.open(&request)?;
-    let mut opened =
-        OpenedBackend::new(backend, format!("{} ({})", plugin.info.name, plugin.source), plugin.info.capabilities);
+    let name = format!("{} ({})", plugin.info.name, plugin.source);
+    let mut opened = match &config.backend.shadow {
+        None => OpenedBackend::new(backend, name, plugin.info.capabilities),
+        Some(shadow) => {
+            let reference = Plugin::<Backends>::find(shadow, plugin_dir).context("[backend] shadow")?;
+            let request = OpenRequest { device: 0, threads: config.backend.threads, options: "".into() };
+            let opened = reference.open(&request).context("[backend] shadow")?;
+            let shadow_name = format!("{} ({})", reference.info.name, reference.source);
+            // Whole-batch proofs have no primitives to compare: shadowed, a backend proves with them.
+            let capabilities = Capabilities(plugin.info.capabilities.0 & !Capabilities::PROVE_BATCH.0);
+            let name = format!("{name} shadowed by {shadow_name}");
+            OpenedBackend::new(Box::new(Shadowed::new(backend, opened, shadow_name)), name, capabilities)
+        }
+    };
     opened.device = plugin.info.devices.iter().find(|d| d.index == device).cloned();
     Ok(opened)
 }
@@ -74,7 +87,7 @@ impl OpenedBackend {
         };
         let unavailable = match Plugin::<Backends>::find(&config.backend.plugin, plugin_dir) {
             Ok(plugin) if plugin.info.devices.iter().any(|d| d.index == device) => {
-                return open_plugin(&plugin, config, device);
+                return open_plugin(&plugin, config, plugin_dir, device);
             }
             Ok(plugin) => format!("it lists {} device(s), none with index {device}", plugin.info.devices.len()),
             Err(e) => format!("{:#}", anyhow::Error::from(e)),

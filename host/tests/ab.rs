@@ -30,7 +30,8 @@ enum Runs {
     SynthesisOnly,
 }
 
-fn compare(b_sets: &[(&str, &str)], rounds: usize, how: Runs) -> ab::AbReport {
+/// A (with `a_sets` on the default config) against B (with `b_sets`), `rounds` rounds.
+fn compare(a_sets: &[(&str, &str)], b_sets: &[(&str, &str)], rounds: usize, how: Runs) -> ab::AbReport {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let spec: CircuitSpec = CIRCUIT.parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -45,14 +46,14 @@ fn compare(b_sets: &[(&str, &str)], rounds: usize, how: Runs) -> ab::AbReport {
         Srs::read(&path, CIRCUIT, false).unwrap()
     });
 
-    let mut b = toml::Table::new();
-    for (key, value) in b_sets {
-        set_key(&mut b, key, value).unwrap();
-    }
-    let sessions = [
-        Session::open(&Config::default(), dir.path()).unwrap(),
-        Session::open(&Config::from_table(&b).unwrap(), dir.path()).unwrap(),
-    ];
+    let open = |sets: &[(&str, &str)]| {
+        let mut table = toml::Table::new();
+        for (key, value) in sets {
+            set_key(&mut table, key, value).unwrap();
+        }
+        Session::open(&Config::from_table(&table).unwrap(), dir.path()).unwrap()
+    };
+    let sessions = [open(a_sets), open(b_sets)];
     let log = PhaseLog::default();
     let subscriber = tracing_subscriber::registry().with(PhaseLayer::new(log.clone()));
     // Two jobs a run keep both cores busy in synthesis as in proving: single-threaded
@@ -71,7 +72,14 @@ fn compare(b_sets: &[(&str, &str)], rounds: usize, how: Runs) -> ab::AbReport {
 /// clear 0.05 / 11 metrics; the verdict said "no difference", not "faster").
 #[test]
 fn a_known_20_percent_synthesis_regression_is_found() {
-    let report = compare(&[("synthesis.options.test_slowdown", "0.2")], 80, Runs::SynthesisOnly);
+    // A and B are the one fixture library, so they share its rayon pool (see `pool::shared`).
+    let slow = bellhop_tests::built_library("fixture_slow_strategy").display().to_string();
+    let report = compare(
+        &[("synthesis.strategy", &slow)],
+        &[("synthesis.strategy", &slow), ("synthesis.options.slowdown", "0.2")],
+        80,
+        Runs::SynthesisOnly,
+    );
     let synthesis = report.comparison("synthesis").unwrap();
     println!("{}", serde_json::to_string_pretty(&report.comparisons).unwrap());
     assert_eq!(synthesis.verdict, Verdict::Higher, "{synthesis:?}");
@@ -103,7 +111,7 @@ fn changes(report: &ab::AbReport) -> Vec<(String, Verdict)> {
 /// direction; a real difference between two identical sessions would, and fails here.
 #[test]
 fn a_against_itself_shows_no_difference() {
-    let first = compare(&[], 16, Runs::Proved);
+    let first = compare(&[], &[], 16, Runs::Proved);
     println!("{}", serde_json::to_string_pretty(&first.comparisons).unwrap());
     assert!(first.comparison("synthesis").is_some() && first.comparison("msm_b_g2").is_some());
     let called = changes(&first);
@@ -111,7 +119,7 @@ fn a_against_itself_shows_no_difference() {
         return;
     }
     println!("the first comparison called {called:?}; comparing again");
-    let second = compare(&[], 16, Runs::Proved);
+    let second = compare(&[], &[], 16, Runs::Proved);
     println!("{}", serde_json::to_string_pretty(&second.comparisons).unwrap());
     let repeated: Vec<_> = changes(&second).into_iter().filter(|c| called.contains(c)).collect();
     assert!(repeated.is_empty(), "A against itself was called changed twice: {repeated:?}");

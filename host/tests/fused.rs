@@ -7,6 +7,7 @@ use std::sync::{
     Arc,
 };
 
+use bellhop_baseline::Baseline;
 use bellhop_circuits::CircuitSpec;
 use bellhop_cpu::CpuBackend;
 use bellhop_host::{
@@ -24,7 +25,6 @@ use bellhop_plugin_api::{
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof},
     Capabilities, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
-use bellhop_strategy_baseline::Baseline;
 use bellperson::groth16::generate_random_parameters;
 use blstrs::{Bls12, Scalar};
 use rand::SeedableRng;

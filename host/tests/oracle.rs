@@ -14,6 +14,7 @@ use bellhop_host::{
     pipeline::{self, PipelineOptions, Randomness},
     prover::Blinding,
     session::{OpenedBackend, Session},
+    shadow::Shadowed,
 };
 use bellhop_plugin_api::{
     backend::{Backend, NttDirection},
@@ -242,6 +243,24 @@ fn a_backend_that_answers_wrongly_gets_no_proof_out() {
             assert!(e.contains("does not verify"), "{e}");
         }
     }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// `[backend] shadow`: the lying backend run beside the CPU backend fails at its first
+/// wrong answer, named by phase and primitive, before any proof is made.
+#[test]
+fn a_shadow_names_the_phase_where_a_backend_first_diverges() {
+    let OneProof { dir, srs, session, jobs, options } = one_proof("shadowed");
+    let lying = Lying { honest: CpuBackend::new(2).unwrap(), off_curve: false, calls: AtomicUsize::new(0) };
+    let shadowed = Shadowed::new(Box::new(lying), Box::new(CpuBackend::new(2).unwrap()), "cpu");
+    let backend = OpenedBackend::new(Box::new(shadowed), "lying shadowed by cpu", Capabilities::default());
+    let out =
+        pipeline::run(&backend, session.strategy.as_ref(), &srs, jobs, &options, &|_| panic!("a proof was handed out"));
+    let e = out.map(|_| ()).expect_err("the first divergence stops the proof").to_string();
+    assert!(
+        e.contains("phase msm_h") && e.contains("msm_g1 of") && e.contains("against the shadow backend cpu"),
+        "{e}"
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 

@@ -29,7 +29,9 @@ fn records(lookahead: usize) -> Vec<PhaseRecord> {
     let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
     // Synthesis stretched to take about as long as proving, so overlap is unmistakable.
     let mut config = toml::Table::new();
-    set_key(&mut config, "synthesis.options.test_slowdown", "5.0").unwrap();
+    let slow = bellhop_tests::built_library("fixture_slow_strategy");
+    set_key(&mut config, "synthesis.strategy", &slow.display().to_string()).unwrap();
+    set_key(&mut config, "synthesis.options.slowdown", "5.0").unwrap();
     let session = Session::open(&Config::from_table(&config).unwrap(), dir.path()).unwrap();
     let batches =
         (0..3u64).map(|seed| vec![Job { circuit: spec.to_string().into(), seed, input: Default::default() }]).collect();

@@ -48,6 +48,17 @@ fn loaded_plugins_prove_like_embedded_ones() {
     assert_eq!(proof_bytes(&loaded, &srs, &spec), embedded);
 }
 
+/// The template backend (naive MSMs, a textbook NTT, the provided compute_h), loaded by
+/// name, proves a catalog circuit with the CPU backend's bytes.
+#[test]
+fn the_template_backend_proves_like_the_cpu() {
+    let spec: CircuitSpec = "chain:800".parse().unwrap();
+    let srs = parameters(&spec);
+    let mut template = Config::default();
+    template.backend.plugin = "template".into();
+    assert_eq!(proof_bytes(&template, &srs, &spec), proof_bytes(&Config::default(), &srs, &spec));
+}
+
 #[test]
 fn opencl_proves_like_the_cpu() {
     if bellhop_opencl::devices().is_empty() {

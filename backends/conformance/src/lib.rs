@@ -152,32 +152,54 @@ pub fn assert_suite<B: Backend + 'static>(backend: B, suite: Suite) {
     assert!(report.passed(), "{suite:?} conformance failed:\n{report}");
 }
 
-/// Stamps one `#[test]` per [`Suite`] into the calling module for the backend `$make`
-/// evaluates to (any `bellhop_plugin_api::backend::Backend`).
+/// Stamps a module `$module` with one `#[test]` per [`Suite`] for the backend `$make`
+/// evaluates to (any `bellhop_plugin_api::backend::Backend`, evaluated once per test and
+/// checked behind the seam). With `skip_unless = $available`, a test on a machine where
+/// `$available` is false says on stderr that it could not check (and fails under
+/// `BELLHOP_REQUIRE_GPU=1`, see [`cannot_check_here`]) instead of evaluating `$make`.
+///
+/// ```ignore
+/// bellhop_conformance::conformance_tests!(cuda, open_gpu_0(), skip_unless = !gpus().is_empty());
+/// ```
 #[macro_export]
 macro_rules! conformance_tests {
-    ($make:expr) => {
-        mod conformance {
+    ($module:ident, $make:expr) => {
+        $crate::conformance_tests!($module, $make, skip_unless = true);
+    };
+    ($module:ident, $make:expr, skip_unless = $available:expr) => {
+        mod $module {
             use super::*;
+
+            fn check(suite: $crate::Suite) {
+                if !($available) {
+                    $crate::cannot_check_here(&format!(
+                        "{} conformance ({suite:?}) needs `{}`, which is false on this machine",
+                        stringify!($module),
+                        stringify!($available)
+                    ));
+                    return;
+                }
+                $crate::assert_suite($make, suite);
+            }
 
             #[test]
             fn msm_g1() {
-                $crate::assert_suite($make, $crate::Suite::MsmG1);
+                check($crate::Suite::MsmG1);
             }
 
             #[test]
             fn msm_g2() {
-                $crate::assert_suite($make, $crate::Suite::MsmG2);
+                check($crate::Suite::MsmG2);
             }
 
             #[test]
             fn ntt() {
-                $crate::assert_suite($make, $crate::Suite::Ntt);
+                check($crate::Suite::Ntt);
             }
 
             #[test]
             fn compute_h() {
-                $crate::assert_suite($make, $crate::Suite::ComputeH);
+                check($crate::Suite::ComputeH);
             }
         }
     };

@@ -134,7 +134,7 @@ fn this_machine() -> DeviceInfo {
 mod tests {
     use super::*;
 
-    bellhop_conformance::conformance_tests!(CpuBackend::new(2).unwrap());
+    bellhop_conformance::conformance_tests!(cpu, CpuBackend::new(2).unwrap());
 
     /// The CPU backend's primitives with the provided `compute_h`, built from its `ntt`.
     struct ProvidedComputeH(CpuBackend);
@@ -153,11 +153,7 @@ mod tests {
         }
     }
 
-    mod provided_compute_h {
-        use super::*;
-
-        bellhop_conformance::conformance_tests!(ProvidedComputeH(CpuBackend::new(2).unwrap()));
-    }
+    bellhop_conformance::conformance_tests!(provided_compute_h, ProvidedComputeH(CpuBackend::new(2).unwrap()));
 
     #[test]
     fn unknown_options_and_devices_are_refused() {

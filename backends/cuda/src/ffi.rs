@@ -9,14 +9,6 @@ pub(crate) struct Context {
     _private: [u8; 0],
 }
 
-/// `struct bellhop_gpu_info`.
-#[repr(C)]
-pub(crate) struct GpuInfo {
-    pub name: [u8; 256],
-    pub memory_bytes: usize,
-    pub sm_count: u32,
-}
-
 /// `struct bellhop_h_timings`: GPU milliseconds of each part of `compute_h`.
 #[repr(C)]
 #[derive(Default)]
@@ -28,9 +20,6 @@ pub(crate) struct HTimings {
 }
 
 extern "C" {
-    pub(crate) fn bellhop_cuda_device_count() -> usize;
-    pub(crate) fn bellhop_cuda_device_info(index: usize, out: *mut GpuInfo) -> Error;
-    pub(crate) fn bellhop_cuda_device_memory(index: usize, free: *mut usize, total: *mut usize) -> Error;
     pub(crate) fn bellhop_cuda_open(device: i32, pinned: bool, out: *mut *mut Context) -> Error;
     pub(crate) fn bellhop_cuda_close(ctx: *mut Context);
     pub(crate) fn bellhop_cuda_msm_g1(

@@ -15,11 +15,12 @@ mod ffi;
 
 use std::{marker::PhantomData, ptr::NonNull, time::Duration};
 
+pub use bellhop_cuda_devices::{check_device, cuda_result, gpu_memory, gpus};
 use bellhop_plugin_api::{
     backend::{Backend, BackendPlugin, NttDirection},
     options::NoOptions,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
-    Capabilities, Description, DeviceInfo, DeviceMemory, ErrorKind, OpenRequest, PhaseTiming, PluginError,
+    Capabilities, Description, DeviceMemory, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
 
 /// A build of the backend: its plugin name and how it moves data across PCIe.
@@ -69,67 +70,6 @@ impl<V: Variant> Drop for CudaBackend<V> {
         // SAFETY: `ctx` came from `bellhop_cuda_open` and is closed exactly once, here.
         unsafe { ffi::bellhop_cuda_close(self.ctx.as_ptr()) }
     }
-}
-
-/// The result of CUDA call `call`: its error, if any, as a [`ErrorKind::DEVICE`] error.
-pub fn cuda_result(call: &str, error: sppark::Error) -> Result<(), PluginError> {
-    if error.code == 0 {
-        Ok(())
-    } else {
-        Err(PluginError::device(format!("{call}: CUDA error {}: {error}", error.code)))
-    }
-}
-
-/// The GPUs sppark can use (Volta or newer, cooperative launch).
-pub fn gpus() -> Vec<DeviceInfo> {
-    // SAFETY: takes no arguments; returns 0 when there is no driver or device.
-    let count = unsafe { ffi::bellhop_cuda_device_count() };
-    (0..count)
-        .filter_map(|index| {
-            let mut info = ffi::GpuInfo { name: [0; 256], memory_bytes: 0, sm_count: 0 };
-            // SAFETY: `info` is a valid, writable GpuInfo; `index` is below the count.
-            let error = unsafe { ffi::bellhop_cuda_device_info(index, &mut info) };
-            (error.code == 0).then(|| {
-                let len = info.name.iter().position(|&b| b == 0).unwrap_or(info.name.len());
-                DeviceInfo {
-                    index: index as u32,
-                    name: String::from_utf8_lossy(&info.name[..len]).as_ref().into(),
-                    memory_bytes: info.memory_bytes as u64,
-                    compute_units: info.sm_count,
-                }
-            })
-        })
-        .collect()
-}
-
-/// GPU `device`'s memory now, total and free.
-pub fn gpu_memory(device: u32) -> Result<DeviceMemory, PluginError> {
-    let (mut free, mut total) = (0usize, 0usize);
-    // SAFETY: both out-pointers are valid and writable; the index is checked on the C side.
-    let error = unsafe { ffi::bellhop_cuda_device_memory(device as usize, &mut free, &mut total) };
-    cuda_result("memory", error)?;
-    Ok(DeviceMemory { total_bytes: total as u64, free_bytes: free as u64 })
-}
-
-/// Refuses to open GPU `device` for backend `name` unless it exists, with the fix in the message.
-pub fn check_device(name: &str, device: u32) -> Result<(), PluginError> {
-    let count = gpus().len();
-    if count == 0 {
-        return Err(PluginError::new(
-            ErrorKind::NO_DEVICE,
-            format!(
-                "the {name} backend found no CUDA GPU on this machine (none visible, or no NVIDIA driver); \
-                 use [backend] plugin = \"cpu\", or set [backend] fallback = \"cpu\""
-            ),
-        ));
-    }
-    if device as usize >= count {
-        return Err(PluginError::new(
-            ErrorKind::NO_DEVICE,
-            format!("GPU {device} does not exist: this machine has {count} (0 to {}); set [backend] device", count - 1),
-        ));
-    }
-    Ok(())
 }
 
 impl<V: Variant> CudaBackend<V> {

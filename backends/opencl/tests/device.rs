@@ -1,7 +1,7 @@
 //! The OpenCL backend on this machine's OpenCL devices (PoCL in CI): conformance, and the
 //! compiled-program cache (cold, warm, corrupt). Without any OpenCL device, the clear refusal.
 
-use bellhop_conformance::{run_suite, seed_from_env, Suite};
+use bellhop_conformance::{run_suite, Suite};
 use bellhop_opencl::{cache, devices, DeviceEntry, OpenCl};
 use bellhop_plugin_api::{
     backend::{open_embedded, seam, BackendPlugin},
@@ -36,22 +36,14 @@ fn skipped() -> bool {
     true
 }
 
-#[test]
-fn opencl_conforms() {
-    if skipped() {
-        return;
-    }
-    let cache = tempfile::tempdir().unwrap();
-    let backend = OpenCl::new(device().unwrap(), cache.path()).unwrap();
-    let name = backend.device_name().to_string();
-    let backend = seam(backend);
-    let seed = seed_from_env();
-    for suite in Suite::ALL {
-        let report = run_suite(&backend, suite, seed);
-        println!("{name} {suite:?}:\n{report}");
-        assert!(report.passed(), "opencl on {name} failed {suite:?} conformance:\n{report}");
-    }
+/// The conformance suites on the chosen device, with a program cache the four tests share.
+fn conformance_backend() -> OpenCl {
+    let cache = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("opencl-conformance-cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    OpenCl::new(device().unwrap(), &cache).unwrap()
 }
+
+bellhop_conformance::conformance_tests!(opencl, conformance_backend(), skip_unless = device().is_some());
 
 #[test]
 fn program_cache_is_used_and_rebuilt_when_damaged() {

@@ -8,7 +8,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use bellhop_cpu::CpuBackend;
-use bellhop_cuda::{check_device, cuda_result, gpu_memory, gpus};
+use bellhop_cuda_devices::{check_device, cuda_result, gpu_memory, gpus};
 use bellhop_plugin_api::{
     backend::{check_prove_batch, Backend, BackendPlugin, NttDirection},
     options::NoOptions,
@@ -180,6 +180,12 @@ mod tests {
     use bellhop_plugin_api::backend::open_embedded;
 
     use super::*;
+
+    bellhop_conformance::conformance_tests!(
+        supraseal,
+        open_embedded::<CudaSupraseal>(&OpenRequest { device: 0, threads: 2, options: "".into() }).unwrap(),
+        skip_unless = !gpus().is_empty()
+    );
 
     /// The backend without a GPU opened: prove_batch's input checks come first.
     fn unopened() -> CudaSupraseal {

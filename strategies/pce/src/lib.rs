@@ -28,7 +28,7 @@ use bellhop_plugin_api::{
     strategy::{Assignment, Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
-use bellhop_strategy_baseline::{job_circuit, parse_job, synthesis_failed, synthesize_one, thread_pool, Capacity};
+use bellhop_synthesis_kit::{job_circuit, parse_job, synthesis_failed, synthesize_one, thread_pool, Capacity};
 use rayon::prelude::*;
 use recording::{Recorder, Recording, WitnessCs};
 use serde::Deserialize;
@@ -201,11 +201,17 @@ bellhop_plugin_api::export_strategy!(Pce);
 mod tests {
     use super::*;
     use bellhop_plugin_api::strategy::Strategy;
-    use bellhop_strategy_baseline::Baseline;
+    use bellhop_synthesis_kit::{synthesize_directly, synthesize_jobs};
 
     fn open(dir: &std::path::Path) -> Pce {
         let request = OpenRequest { device: 0, threads: 2, options: "".into() };
         Pce::open(&request, Options { cache_dir: Some(dir.into()) }).unwrap()
+    }
+
+    #[test]
+    fn assignments_are_the_baselines() {
+        let dir = tempfile::tempdir().unwrap();
+        bellhop_synthesis_kit::assert_same_as_baseline("pce", &open(dir.path()));
     }
 
     fn job(circuit: &str, seed: u64) -> Job {
@@ -213,8 +219,7 @@ mod tests {
     }
 
     fn baseline(jobs: &[Job]) -> Vec<Assignment> {
-        let b = Baseline::open(&OpenRequest { device: 0, threads: 2, options: "".into() }, Default::default()).unwrap();
-        b.synthesize(jobs).unwrap().assignments
+        synthesize_jobs(&thread_pool("bellhop-pce-test", 2).unwrap(), jobs, synthesize_directly).unwrap().assignments
     }
 
     #[test]
@@ -304,7 +309,7 @@ mod tests {
 
     #[test]
     fn a_changed_circuit_never_replays_its_old_recording() {
-        use bellhop_strategy_baseline::ProvingCs;
+        use bellhop_synthesis_kit::ProvingCs;
         let cs = ProvingCs::synthesize(Square { changed: false }, Capacity::default(), Recorder::default()).unwrap();
         let size = cs.size();
         let (assignment, recorder) = cs.into_parts();

@@ -7,7 +7,7 @@ use bellhop_plugin_api::{
     cast_slice, cast_vec,
     strategy::{Assignment, Density},
 };
-use bellhop_strategy_baseline::{eval, Bits, Evaluate, Query};
+use bellhop_synthesis_kit::{eval, Bits, Evaluate, Query};
 use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};

@@ -16,7 +16,7 @@ use bellhop_plugin_api::{
     strategy::{Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, OpenRequest, PluginError,
 };
-use bellhop_strategy_baseline::{synthesize_jobs, synthesize_one, thread_pool, Capacity, Direct};
+use bellhop_synthesis_kit::{synthesize_jobs, synthesize_one, thread_pool, Capacity, Direct};
 
 /// Capacity hints per circuit shape, learned from the first synthesis of each.
 pub struct Presized {
@@ -62,3 +62,13 @@ impl StrategyPlugin for Presized {
 }
 
 bellhop_plugin_api::export_strategy!(Presized);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    bellhop_synthesis_kit::strategy_tests!(
+        presized,
+        Presized::open(&OpenRequest { device: 0, threads: 2, options: "".into() }, NoOptions {}).unwrap()
+    );
+}

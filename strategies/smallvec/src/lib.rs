@@ -13,9 +13,7 @@ use bellhop_plugin_api::{
     strategy::{Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, OpenRequest, PluginError,
 };
-use bellhop_strategy_baseline::{
-    synthesize_jobs, synthesize_one, thread_pool, Bits, Capacity, Evaluate, ProvingCs, Query,
-};
+use bellhop_synthesis_kit::{synthesize_jobs, synthesize_one, thread_pool, Bits, Capacity, Evaluate, ProvingCs, Query};
 use bellpepper_core::LinearCombination;
 use blstrs::Scalar;
 use ff::Field;
@@ -90,3 +88,13 @@ impl StrategyPlugin for SmallVecStrategy {
 }
 
 bellhop_plugin_api::export_strategy!(SmallVecStrategy);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    bellhop_synthesis_kit::strategy_tests!(
+        smallvec,
+        SmallVecStrategy::open(&OpenRequest { device: 0, threads: 2, options: "".into() }, NoOptions {}).unwrap()
+    );
+}

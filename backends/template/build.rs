@@ -1,0 +1,3 @@
+fn main() {
+    bellhop_plugin_api::build::emit();
+}
