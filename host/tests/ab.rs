@@ -18,6 +18,10 @@ use tracing_subscriber::layer::SubscriberExt;
 /// machine's fixed hiccups of a few milliseconds do not swamp a 20% change.
 const CIRCUIT: &str = "poseidon-merkle:100";
 
+/// Proved rounds of A against itself: a third of `CIRCUIT`'s size, so that 16 rounds take
+/// about 40 s here rather than two minutes; a false change is as likely at any size.
+const PROVED_CIRCUIT: &str = "poseidon-merkle:30";
+
 /// Timing comparisons must not share the cores with each other.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -30,10 +34,11 @@ enum Runs {
     SynthesisOnly,
 }
 
-/// A (with `a_sets` on the default config) against B (with `b_sets`), `rounds` rounds.
-fn compare(a_sets: &[(&str, &str)], b_sets: &[(&str, &str)], rounds: usize, how: Runs) -> ab::AbReport {
+/// A (with `a_sets` on the default config) against B (with `b_sets`) on `circuit`,
+/// `rounds` rounds.
+fn compare(circuit: &str, a_sets: &[(&str, &str)], b_sets: &[(&str, &str)], rounds: usize, how: Runs) -> ab::AbReport {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let spec: CircuitSpec = CIRCUIT.parse().unwrap();
+    let spec: CircuitSpec = circuit.parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let srs = (how == Runs::Proved).then(|| {
         let path = dir.path().join(spec.params_file_name().unwrap());
@@ -43,7 +48,7 @@ fn compare(a_sets: &[(&str, &str)], b_sets: &[(&str, &str)], rounds: usize, how:
         )
         .unwrap();
         params::write(&p, &path).unwrap();
-        Srs::read(&path, CIRCUIT, false).unwrap()
+        Srs::read(&path, circuit, false).unwrap()
     });
 
     let open = |sets: &[(&str, &str)]| {
@@ -75,6 +80,7 @@ fn a_known_20_percent_synthesis_regression_is_found() {
     // A and B are the one fixture library, so they share its rayon pool (see `pool::shared`).
     let slow = bellhop_tests::built_library("fixture_slow_strategy").display().to_string();
     let report = compare(
+        CIRCUIT,
         &[("synthesis.strategy", &slow)],
         &[("synthesis.strategy", &slow), ("synthesis.options.slowdown", "0.2")],
         80,
@@ -111,7 +117,7 @@ fn changes(report: &ab::AbReport) -> Vec<(String, Verdict)> {
 /// direction; a real difference between two identical sessions would, and fails here.
 #[test]
 fn a_against_itself_shows_no_difference() {
-    let first = compare(&[], &[], 16, Runs::Proved);
+    let first = compare(PROVED_CIRCUIT, &[], &[], 16, Runs::Proved);
     println!("{}", serde_json::to_string_pretty(&first.comparisons).unwrap());
     assert!(first.comparison("synthesis").is_some() && first.comparison("msm_b_g2").is_some());
     let called = changes(&first);
@@ -119,7 +125,7 @@ fn a_against_itself_shows_no_difference() {
         return;
     }
     println!("the first comparison called {called:?}; comparing again");
-    let second = compare(&[], &[], 16, Runs::Proved);
+    let second = compare(PROVED_CIRCUIT, &[], &[], 16, Runs::Proved);
     println!("{}", serde_json::to_string_pretty(&second.comparisons).unwrap());
     let repeated: Vec<_> = changes(&second).into_iter().filter(|c| called.contains(c)).collect();
     assert!(repeated.is_empty(), "A against itself was called changed twice: {repeated:?}");

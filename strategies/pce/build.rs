@@ -11,7 +11,7 @@ use std::{
 use sha2::{Digest, Sha256};
 
 fn main() {
-    bellhop_plugin_api::build::emit();
+    bellhop_plugin_build::emit();
     let root = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it")).join("../..");
     let (lock, circuits) = (root.join("Cargo.lock"), root.join("circuits"));
     println!("cargo:rerun-if-changed={}", lock.display());

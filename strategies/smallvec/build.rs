@@ -1,3 +1,3 @@
 fn main() {
-    bellhop_plugin_api::build::emit();
+    bellhop_plugin_build::emit();
 }
