@@ -155,13 +155,9 @@ impl Device {
         let proved = catch_unwind(AssertUnwindSafe(|| {
             let public_inputs = prover::public_inputs(&assignment);
             if backend.proves_whole_batches() {
-                let mut proofs = prover::prove_whole_batch(
-                    backend.as_ref(),
-                    srs,
-                    &[&assignment],
-                    std::slice::from_ref(&blinding),
-                    circuit,
-                )?;
+                prover::check_inputs(srs, &assignment, circuit)?;
+                let mut proofs =
+                    prover::prove_whole_batch(backend.as_ref(), srs, &[&assignment], std::slice::from_ref(&blinding))?;
                 dealloc.drop_later(assignment);
                 return Ok((proofs.remove(0), public_inputs));
             }

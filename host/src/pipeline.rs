@@ -179,13 +179,16 @@ pub fn run(
     let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
         let first = firsts[batch];
         if backend.proves_whole_batches() && !synthesized.is_empty() {
-            let blindings = (first..first + synthesized.len())
-                .map(|i| options.randomness.blinding(i))
-                .collect::<Result<Vec<_>, _>>()?;
+            let mut blindings = Vec::with_capacity(synthesized.len());
+            for (offset, (job, assignment)) in synthesized.iter().enumerate() {
+                prover::check_inputs(srs, assignment, &job.circuit)
+                    .map_err(|error| PipelineError::Prove { index: first + offset, error })?;
+                blindings.push(options.randomness.blinding(first + offset)?);
+            }
             let assignments: Vec<&Assignment> = synthesized.iter().map(|(_, a)| a).collect();
             let proofs = {
                 let _batch = info_span!("batch", first = first as u64, count = synthesized.len() as u64).entered();
-                prover::prove_whole_batch(backend.as_ref(), srs, &assignments, &blindings, &synthesized[0].0.circuit)
+                prover::prove_whole_batch(backend.as_ref(), srs, &assignments, &blindings)
                     .map_err(|error| PipelineError::Prove { index: first, error })?
             };
             for (offset, ((job, assignment), proof)) in synthesized.iter().zip(proofs).enumerate() {

@@ -259,20 +259,17 @@ pub fn public_inputs(assignment: &Assignment) -> Vec<Scalar> {
     cast_slice::<Fr, Scalar>(assignment.inputs.get(1..).unwrap_or_default()).to_vec()
 }
 
-/// Proves a batch of assignments of `circuit` (one shape) with `srs` in one call of a
-/// backend that proves whole batches ([`Backend::prove_batch`], ABI 1.2), with
-/// `blindings[i]` for proof `i`; the proofs are not yet verified.
+/// Proves a batch of assignments (one shape, each passed through [`check_inputs`] by the
+/// caller, which knows each one's index) with `srs` in one call of a backend that proves
+/// whole batches ([`Backend::prove_batch`], ABI 1.2), with `blindings[i]` for proof `i`;
+/// the proofs are not yet verified.
 pub fn prove_whole_batch(
     backend: &dyn Backend,
     srs: &Srs,
     assignments: &[&Assignment],
     blindings: &[Blinding],
-    circuit: &str,
 ) -> Result<Vec<Proof<Bls12>>, ProveError> {
     let failed = |error| ProveError::Backend { phase: "prove_batch", error };
-    for assignment in assignments {
-        check_inputs(srs, assignment, circuit)?;
-    }
     // supraseal-c2 opens parameter files by a C string path.
     let path = srs.path.to_str().ok_or_else(|| {
         failed(PluginError::invalid_input(format!(

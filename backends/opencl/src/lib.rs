@@ -406,7 +406,8 @@ impl Backend for OpenCl {
     }
 
     fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
-        let log_n = a.len().ilog2();
+        // One power-of-two length behind the seam; the shortest bounds what the kernels read.
+        let log_n = a.len().min(b.len()).min(c.len()).ilog2();
         self.check_alloc::<Scalar>("compute_h", a.len())?;
         let (a, b, c): (&mut [Scalar], &[Scalar], &[Scalar]) = (cast_slice_mut(a), cast_slice(b), cast_slice(c));
         let state = self.lock();
