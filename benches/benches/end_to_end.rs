@@ -10,7 +10,7 @@ use bellhop_host::{
     pipeline::{self, PipelineOptions, Randomness},
     session::Session,
 };
-use bellhop_plugin_api::strategy::Job;
+use bellhop_plugin_sdk::strategy::Job;
 use bellperson::groth16::{create_random_proof, generate_random_parameters};
 use blstrs::Bls12;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};

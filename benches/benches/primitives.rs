@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bellhop_benches::{bases, scalars};
 use bellhop_cpu::CpuBackend;
-use bellhop_plugin_api::{backend::Backend, backend::NttDirection, cast_slice, cast_slice_mut};
+use bellhop_plugin_sdk::{backend::Backend, backend::NttDirection, cast_slice, cast_slice_mut};
 use bellperson::domain::EvaluationDomain;
 use blstrs::{G1Affine, Scalar};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};

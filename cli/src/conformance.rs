@@ -4,7 +4,7 @@ use std::{process::ExitCode, time::Instant};
 
 use anyhow::Result;
 use bellhop_conformance::{run_suite, seed_from_env, Report, Suite};
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{Backend, NttDirection},
     cast_slice,
     types::Fr,

@@ -123,14 +123,14 @@ fn sectors_size(sectors: &[PathBuf]) -> Result<SectorSize> {
 }
 
 fn write(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    bellhop_plugin_api::dirs::write_atomically(path, bytes).with_context(|| format!("writing {}", path.display()))
+    bellhop_plugin_sdk::dirs::write_atomically(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
 pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
     // filecoin-proofs reads its directories once, on first use.
     bellhop_filecoin::set_directories(
         &context.config.params.dir,
-        &bellhop_plugin_api::dirs::cache_dir("filecoin-parents")?,
+        &bellhop_plugin_sdk::dirs::cache_dir("filecoin-parents")?,
     );
     let start = Instant::now();
     match command {

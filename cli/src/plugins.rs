@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use bellhop_plugin_api::{PluginInfo, PluginKind};
+use bellhop_plugin_sdk::{PluginInfo, PluginKind};
 use serde_json::json;
 
 use super::Context;

@@ -10,7 +10,7 @@ use std::{
 
 use anyhow::{bail, Context as _, Result};
 use bellhop_circuits::CircuitSpec;
-use bellhop_plugin_api::strategy::Job;
+use bellhop_plugin_sdk::strategy::Job;
 use bellperson::groth16::{prepare_verifying_key, verify_proof, Proof, VerifyingKey};
 use blstrs::{Bls12, Scalar};
 use ff::Field;

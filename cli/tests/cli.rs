@@ -26,7 +26,7 @@ fn plugins_lists_the_embedded_and_the_built_cpu_backend() {
 fn plugins_json_is_machine_readable() {
     let (ok, out) = bellhop(&["plugins", "--json"]);
     assert!(ok, "{out}");
-    let abi = format!("\"abi\": \"{}\"", bellhop_plugin_api::ABI_VERSION);
+    let abi = format!("\"abi\": \"{}\"", bellhop_plugin_sdk::ABI_VERSION);
     assert!(out.contains("\"kind\": \"backend\"") && out.contains(&abi), "{out}");
 }
 

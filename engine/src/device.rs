@@ -19,7 +19,7 @@ use bellhop_host::{
     prover::{self, ProveError},
     session::OpenedBackend,
 };
-use bellhop_plugin_api::{strategy::Assignment, Capabilities, ErrorKind};
+use bellhop_plugin_sdk::{strategy::Assignment, Capabilities, ErrorKind};
 
 /// One configured device.
 pub(crate) struct Device {
@@ -133,7 +133,7 @@ impl Device {
     }
 
     /// The device's memory now, as its backend reports it.
-    pub(crate) fn memory(&self) -> Option<bellhop_plugin_api::DeviceMemory> {
+    pub(crate) fn memory(&self) -> Option<bellhop_plugin_sdk::DeviceMemory> {
         self.backend.as_ref().ok().and_then(OpenedBackend::memory)
     }
 
@@ -164,7 +164,7 @@ impl Device {
             prover::prove_with_primitives(backend.as_ref(), srs, assignment, blinding, circuit, dealloc)
         }))
         .map_err(|panic| {
-            Fault::Device(format!("the backend panicked: {}", bellhop_plugin_api::panic_message(&*panic)))
+            Fault::Device(format!("the backend panicked: {}", bellhop_plugin_sdk::panic_message(&*panic)))
         })?;
         let (proof, public_inputs) = proved.map_err(fault)?;
         if verify {
@@ -196,7 +196,7 @@ fn fault(error: ProveError) -> Fault {
 
 #[cfg(test)]
 mod tests {
-    use bellhop_plugin_api::PluginError;
+    use bellhop_plugin_sdk::PluginError;
 
     use super::*;
 

@@ -13,7 +13,7 @@ use std::{
 };
 
 use base64::Engine as _;
-use bellhop_plugin_api::dirs::write_atomically;
+use bellhop_plugin_sdk::dirs::write_atomically;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 

@@ -11,7 +11,7 @@ use std::{
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_host::{config::Config, dealloc::Dealloc, params::Shape, prover};
-use bellhop_plugin_api::strategy::{Assignment, Job, Strategy};
+use bellhop_plugin_sdk::strategy::{Assignment, Job, Strategy};
 use tokio::sync::watch;
 
 use crate::{
@@ -367,7 +367,7 @@ impl Shared {
             || prover::expected_public_inputs(&job),
         );
         let synthesis = synthesis
-            .map_err(|panic| format!("the strategy panicked: {}", bellhop_plugin_api::panic_message(&*panic)))?
+            .map_err(|panic| format!("the strategy panicked: {}", bellhop_plugin_sdk::panic_message(&*panic)))?
             .map_err(|e| format!("synthesis failed: {e}"))?;
         for warning in &synthesis.warnings {
             tracing::warn!("strategy: {warning}");

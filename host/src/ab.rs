@@ -22,7 +22,7 @@ use std::{
 };
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_plugin_api::strategy::Job;
+use bellhop_plugin_sdk::strategy::Job;
 use serde::Serialize;
 
 use crate::{

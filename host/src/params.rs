@@ -13,7 +13,7 @@ use std::{
 };
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_plugin_api::strategy::Assignment;
+use bellhop_plugin_sdk::strategy::Assignment;
 use bellperson::groth16::{self, prepare_verifying_key, PreparedVerifyingKey, VerifyingKey};
 use blstrs::{Bls12, G1Affine, G2Affine};
 use group::UncompressedEncoding;
@@ -369,7 +369,7 @@ pub fn write_for_circuit(
     let vk = path.with_extension("vk");
     let mut bytes = Vec::new();
     params.vk.write(&mut bytes).expect("writing to a Vec does not fail");
-    bellhop_plugin_api::dirs::write_atomically(&vk, &bytes)
+    bellhop_plugin_sdk::dirs::write_atomically(&vk, &bytes)
         .map_err(|error| ParamsError::Write { path: vk.clone(), error })?;
     Ok(Some(vk))
 }

@@ -6,7 +6,7 @@
 
 use std::sync::mpsc::sync_channel;
 
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     strategy::{Assignment, Job, Strategy, Synthesis},
     PluginError,
 };

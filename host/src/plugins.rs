@@ -26,11 +26,13 @@ use abi_stable::{
 use bellhop_baseline::Baseline;
 use bellhop_cpu::CpuBackend;
 use bellhop_plugin_api::{
-    backend::{self, Backend, BackendModuleRef},
+    backend::BackendModuleRef, strategy::StrategyModuleRef, AbiVersion, OpenRequest, PluginError, PluginHeader,
+    PluginInfo, PluginKind, ABI_VERSION, PLUGIN_HEADER_SYMBOL, PLUGIN_MAGIC,
+};
+use bellhop_plugin_sdk::{
+    backend::{self, Backend},
     build_info,
-    strategy::{self, Strategy, StrategyModuleRef},
-    AbiVersion, OpenRequest, PluginError, PluginHeader, PluginInfo, PluginKind, ABI_VERSION, PLUGIN_HEADER_SYMBOL,
-    PLUGIN_MAGIC,
+    strategy::{self, Strategy},
 };
 
 /// The environment variable that overrides the plugin directory.
@@ -97,7 +99,7 @@ pub enum LoadError {
     /// A shared library, but not a Bellhop plugin.
     #[error(
         "`{}` is a shared library but not a Bellhop plugin ({reason}); \
-         plugins export their header with bellhop_plugin_api::export_backend! or export_strategy!",
+         plugins export their header with bellhop_plugin_sdk::export_backend! or export_strategy!",
         .path.display()
     )]
     NotAPlugin {
@@ -124,16 +126,16 @@ pub enum LoadError {
     /// Built against another major ABI version, or an older minor one.
     #[error(
         "`{}` was built for plugin ABI {found}, but this bellhop speaks ABI {host} and loads plugins of \
-         ABI {}.{} to {}.x; rebuild the plugin against this bellhop-plugin-api (or use a bellhop of ABI {found})",
+         ABI {}.{} to {}.x; rebuild the plugin against this bellhop-plugin-sdk (or use a bellhop of ABI {found})",
         .path.display(), .host.major, .host.minor, .host.major
     )]
     AbiMismatch {
         /// The file.
         path: PathBuf,
         /// The plugin's ABI version.
-        found: bellhop_plugin_api::AbiVersion,
+        found: AbiVersion,
         /// The host's ABI version.
-        host: bellhop_plugin_api::AbiVersion,
+        host: AbiVersion,
     },
     /// `abi_stable` refused the root module (its layout differs from the host's).
     #[error("`{}` failed the ABI layout check; rebuild it against this bellhop's plugin-api: {error}", .path.display())]

@@ -1,7 +1,7 @@
 //! The Groth16 prover core: one proof from an assignment, over any backend's primitives.
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::Backend,
     cast, cast_slice,
     strategy::{Assignment, Density, Job},

@@ -8,7 +8,7 @@ use std::{
 
 use anyhow::{Context as _, Result};
 use bellhop_circuits::CircuitSpec;
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::Backend, cast_slice, strategy::Strategy, Capabilities, DeviceInfo, DeviceMemory, OpenRequest,
 };
 

@@ -3,7 +3,7 @@
 //! sizes and the first index that differs (the prover adds the phase). What a backend
 //! author needs once the synthetic conformance suites pass and a real circuit still fails.
 
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{Backend, NttDirection},
     cast,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
@@ -127,7 +127,7 @@ impl Backend for Shadowed {
 #[cfg(test)]
 mod tests {
     use bellhop_cpu::CpuBackend;
-    use bellhop_plugin_api::cast_slice;
+    use bellhop_plugin_sdk::cast_slice;
     use ff::Field;
     use group::{prime::PrimeCurveAffine, Curve, Group};
 

@@ -18,7 +18,7 @@ use bellhop_host::{
     prover::{self, Blinding, ProveError},
     session::OpenedBackend,
 };
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{check_prove_batch, Backend, NttDirection},
     cast,
     strategy::{Assignment, Job, Strategy},
@@ -110,7 +110,7 @@ fn setup(dir: &std::path::Path) -> (Srs, Vec<Vec<Job>>, PipelineOptions) {
 }
 
 fn baseline() -> Baseline {
-    use bellhop_plugin_api::strategy::StrategyPlugin;
+    use bellhop_plugin_sdk::strategy::StrategyPlugin;
     Baseline::open(&OpenRequest { device: 0, threads: 2, options: "".into() }, Default::default()).unwrap()
 }
 

@@ -16,7 +16,7 @@ use bellhop_host::{
     session::{OpenedBackend, Session},
     shadow::Shadowed,
 };
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{Backend, NttDirection},
     cast,
     strategy::{Job, Strategy, Synthesis},

@@ -8,7 +8,7 @@ use bellhop_host::{
     pipeline::{self, PipelineOptions, Randomness},
     session::Session,
 };
-use bellhop_plugin_api::strategy::Job;
+use bellhop_plugin_sdk::strategy::Job;
 use bellperson::groth16::generate_random_parameters;
 use blstrs::Bls12;
 use rand::SeedableRng;

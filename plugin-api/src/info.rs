@@ -130,7 +130,7 @@ impl fmt::Debug for Capabilities {
     }
 }
 
-/// A device's memory now (ABI 1.3, [`Backend::memory`](crate::backend::Backend::memory)).
+/// A device's memory now (ABI 1.3, `Backend::memory`).
 #[repr(C)]
 #[derive(StableAbi, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceMemory {
@@ -154,7 +154,7 @@ pub struct DeviceInfo {
     pub compute_units: u32,
 }
 
-/// How and from what a plugin was built. Filled in by [`build_info!`](crate::build_info).
+/// How and from what a plugin was built. Filled in by the SDK's `build_info!`.
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Eq)]
 pub struct BuildInfo {
@@ -222,34 +222,5 @@ impl PhaseTiming {
     /// A timing named `name` of `elapsed`.
     pub fn new(name: &str, elapsed: std::time::Duration) -> Self {
         Self { name: name.into(), nanos: elapsed.as_nanos().try_into().unwrap_or(u64::MAX) }
-    }
-}
-
-/// What a plugin author says about a plugin; the export macros add its kind, ABI
-/// version and build information to make a [`PluginInfo`].
-#[derive(Clone, Debug)]
-pub struct Description {
-    /// The name operators use in the config.
-    pub name: String,
-    /// One line saying what it is.
-    pub description: String,
-    /// What it can do.
-    pub capabilities: Capabilities,
-    /// The devices it can open (empty for strategies).
-    pub devices: Vec<DeviceInfo>,
-}
-
-impl Description {
-    /// The full [`PluginInfo`] of a plugin of `kind` built as `build`.
-    pub fn into_info(self, kind: PluginKind, build: BuildInfo) -> PluginInfo {
-        PluginInfo {
-            kind,
-            name: self.name.into(),
-            description: self.description.into(),
-            abi: ABI_VERSION,
-            build,
-            capabilities: self.capabilities,
-            devices: self.devices.into(),
-        }
     }
 }

@@ -1,4 +1,6 @@
-//! The stable ABI between the `bellhop` host and its plugins.
+//! The frozen ABI between the `bellhop` host and its plugins: what crosses the boundary
+//! and nothing else. Plugin authors use the SDK (`bellhop-plugin-sdk`), which builds these
+//! objects from plain Rust traits and re-exports everything here.
 //!
 //! A plugin is a shared library of one of two kinds:
 //! - a **backend** ([`backend`]): MSM on G1 and G2, NTTs and `compute_h`, over slices
@@ -8,39 +10,23 @@
 //! Every plugin exports two symbols: a fixed-layout [`PluginHeader`] (magic, ABI version,
 //! kind) that the host reads first, so that a wrong file, a wrong kind or an ABI mismatch
 //! gets a clear error, and an `abi_stable` root module whose layout `abi_stable` checks on
-//! load. Plugin authors implement a plain Rust trait and export it with
-//! [`export_backend!`] or [`export_strategy!`]; the macros catch panics at the boundary and
-//! turn them into [`PluginError`]s.
+//! load.
 //!
-//! See [`version`] for what a minor ABI version may add and what needs a major one.
+//! `abi_stable` checks each type by its name and by this crate's package name and version:
+//! the crate keeps the name `bellhop-plugin-api`, and its types their names, for as long
+//! as the major ABI version is 1. See [`version`] for what a minor version may add and
+//! what needs a major one.
 
 pub mod backend;
-pub mod build;
-mod convert;
-pub mod dirs;
 mod error;
-mod guard;
 mod info;
-pub mod options;
-#[cfg(feature = "rayon")]
-pub mod pool;
 pub mod strategy;
 pub mod types;
 pub mod version;
 
-pub use convert::SameLayout;
-#[cfg(feature = "blstrs")]
-pub use convert::{cast, cast_slice, cast_slice_mut, cast_vec};
 pub use error::{ErrorKind, PluginError};
-pub use guard::panic_message;
 pub use info::{
-    BuildInfo, Capabilities, Description, DeviceInfo, DeviceMemory, OpenRequest, PhaseTiming, PluginHeader, PluginInfo,
-    PluginKind, PLUGIN_HEADER_SYMBOL, PLUGIN_MAGIC,
+    BuildInfo, Capabilities, DeviceInfo, DeviceMemory, OpenRequest, PhaseTiming, PluginHeader, PluginInfo, PluginKind,
+    PLUGIN_HEADER_SYMBOL, PLUGIN_MAGIC,
 };
 pub use version::{AbiVersion, ABI_VERSION};
-
-/// Re-exports used by the export macros; not part of the public API.
-#[doc(hidden)]
-pub mod __private {
-    pub use abi_stable;
-}

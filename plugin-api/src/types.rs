@@ -3,7 +3,7 @@
 //! Elements are in Montgomery form, as little-endian 64-bit limbs, exactly as blst stores
 //! them (`blst_fr`, `blst_fp`, `blst_fp2`, `blst_p1_affine`, `blst_p1`, ...). blstrs' types
 //! are `repr(transparent)` over those structs, so slices convert both ways without a copy
-//! (see [`cast_slice`](crate::cast_slice)); the layouts are asserted at compile time.
+//! (the SDK's `cast_slice`); the layouts are asserted there at compile time.
 //!
 //! The point at infinity is encoded as blst encodes it: all-zero coordinates in affine
 //! form, `z = 0` in projective (Jacobian) form.

@@ -1,12 +1,12 @@
 //! Build information for Bellhop plugins, recorded by their build scripts: call [`emit`]
-//! from `build.rs`, and `bellhop_plugin_api::build_info!()` (which the export macros use)
+//! from `build.rs`, and `bellhop_plugin_sdk::build_info!()` (which the export macros use)
 //! reads it, so that `bellhop plugins` shows the target, profile, features and git
 //! revision a plugin was built with; without it those fields read `unknown`. A crate of its
 //! own, without dependencies, so that build scripts do not compile the ABI a second time.
 
 use std::process::Command;
 
-/// Emits `cargo:rustc-env` lines that `bellhop_plugin_api::build_info!` reads. Call it
+/// Emits `cargo:rustc-env` lines that `bellhop_plugin_sdk::build_info!` reads. Call it
 /// from a plugin's `build.rs`.
 pub fn emit() {
     let env = |name: &str| std::env::var(name).unwrap_or_else(|_| "unknown".into());

@@ -7,7 +7,7 @@ use std::{path::Path, process::Command};
 
 use bellhop_conformance::cannot_check_here;
 use bellhop_host::plugins::{Backends, Plugin, Source};
-use bellhop_plugin_api::{ErrorKind, OpenRequest, ABI_VERSION};
+use bellhop_plugin_sdk::{ErrorKind, OpenRequest, ABI_VERSION};
 use bellhop_tests::{build_dir, built_library};
 
 /// Runs the built `bellhop` with the build directory as its plugin directory: (success,

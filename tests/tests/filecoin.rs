@@ -17,7 +17,7 @@ use bellhop_host::{
     pipeline::{self, PipelineOptions, Randomness},
     session::{load_params, Session},
 };
-use bellhop_plugin_api::strategy::Job;
+use bellhop_plugin_sdk::strategy::Job;
 use bellhop_tests::{build_dir, built_library};
 use bellperson::groth16::generate_random_parameters;
 use blstrs::{Bls12, Scalar};
@@ -157,7 +157,7 @@ fn filecoin_assignments_are_identical_across_strategies() {
     {
         let spec: CircuitSpec = job.circuit.parse().unwrap();
         let public = spec.instance(job.seed, &job.input).unwrap().public_inputs;
-        let inputs: &[Scalar] = bellhop_plugin_api::cast_slice(&assignment.inputs[1..]);
+        let inputs: &[Scalar] = bellhop_plugin_sdk::cast_slice(&assignment.inputs[1..]);
         assert!(inputs == &public[..], "{spec} partition {}: public inputs differ", job.seed);
         println!(
             "{spec}: {} constraints, {} inputs",

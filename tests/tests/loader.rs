@@ -1,7 +1,7 @@
 //! The loader's errors, each asserted by its message, against real files.
 
 use bellhop_host::plugins::{Backends, Plugin, Source, Strategies};
-use bellhop_plugin_api::{types::Fr, ErrorKind, OpenRequest, ABI_VERSION};
+use bellhop_plugin_sdk::{types::Fr, ErrorKind, OpenRequest, ABI_VERSION};
 use bellhop_tests::{build_dir, built_library};
 
 fn load_error<S: bellhop_host::plugins::Seam>(path: &std::path::Path) -> String {
@@ -40,7 +40,7 @@ fn listing_names_loads_no_library() {
 
     let e = Plugin::<Backends>::find("cdua", &dir).err().expect("no such backend").to_string();
     assert!(e.contains("available backends: cpu, listed-only."), "another ABI is not listed: {e}");
-    assert!(bellhop_host::plugins::read_kind(&copy).unwrap() == bellhop_plugin_api::PluginKind::BACKEND);
+    assert!(bellhop_host::plugins::read_kind(&copy).unwrap() == bellhop_plugin_sdk::PluginKind::BACKEND);
     let mapped = std::fs::read_to_string("/proc/self/maps").unwrap();
     assert!(!mapped.contains("listed_only") && !mapped.contains("from_the_future"), "a listed file was loaded");
 }
@@ -73,7 +73,7 @@ fn backend_where_a_strategy_is_expected() {
 fn abi_version_mismatch() {
     let e = load_error::<Backends>(&built_library("fixture_future_abi"));
     assert!(e.contains(&format!("was built for plugin ABI 99.0, but this bellhop speaks ABI {ABI_VERSION}")), "{e}");
-    assert!(e.contains("rebuild the plugin against this bellhop-plugin-api"), "{e}");
+    assert!(e.contains("rebuild the plugin against this bellhop-plugin-sdk"), "{e}");
 }
 
 #[test]

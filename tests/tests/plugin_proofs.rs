@@ -8,7 +8,7 @@ use bellhop_host::{
     prover::Blinding,
     session::Session,
 };
-use bellhop_plugin_api::strategy::Job;
+use bellhop_plugin_sdk::strategy::Job;
 use bellhop_tests::{build_dir, built_library};
 use bellperson::groth16::generate_random_parameters;
 use blstrs::{Bls12, Scalar};

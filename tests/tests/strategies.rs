@@ -2,7 +2,7 @@
 //! loaded from its `.so`, produces the baseline's assignments.
 
 use bellhop_host::plugins::{file_name, names, Plugin, Strategies};
-use bellhop_plugin_api::{OpenRequest, PluginKind};
+use bellhop_plugin_sdk::{OpenRequest, PluginKind};
 use bellhop_tests::build_dir;
 
 #[test]

@@ -6,7 +6,7 @@
 //! modulus; identity and repeated bases — and on random inputs from a printed seed.
 //! Inputs a backend must refuse (unequal lengths, non-power-of-two NTTs) must come back
 //! as [`ErrorKind::INVALID_INPUT`] errors, not panics or results: the kit checks a backend
-//! as the host sees it, behind the seam ([`seam`](bellhop_plugin_api::backend::seam) for a
+//! as the host sees it, behind the seam ([`seam`](bellhop_plugin_sdk::backend::seam) for a
 //! backend value; a loaded plugin is behind it already), which refuses them for every backend.
 //!
 //! Use it through `bellhop conformance <plugin>`, or stamp it into a backend's own test
@@ -17,7 +17,7 @@ pub mod reference;
 
 use std::{fmt, time::Instant};
 
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{Backend, NttDirection},
     cast, cast_slice, cast_slice_mut, ErrorKind, PluginError,
 };
@@ -147,13 +147,13 @@ pub fn run_suite(backend: &dyn Backend, suite: Suite, seed: u64) -> Report {
 /// Runs `suite` on `backend` behind the seam and panics with the report if anything
 /// failed; for backends' test suites.
 pub fn assert_suite<B: Backend + 'static>(backend: B, suite: Suite) {
-    let report = run_suite(&bellhop_plugin_api::backend::seam(backend), suite, seed_from_env());
+    let report = run_suite(&bellhop_plugin_sdk::backend::seam(backend), suite, seed_from_env());
     println!("{report}");
     assert!(report.passed(), "{suite:?} conformance failed:\n{report}");
 }
 
 /// Stamps a module `$module` with one `#[test]` per [`Suite`] for the backend `$make`
-/// evaluates to (any `bellhop_plugin_api::backend::Backend`, evaluated once per test and
+/// evaluates to (any `bellhop_plugin_sdk::backend::Backend`, evaluated once per test and
 /// checked behind the seam). With `skip_unless = $available`, a test on a machine where
 /// `$available` is false says on stderr that it could not check (and fails under
 /// `BELLHOP_REQUIRE_GPU=1`, see [`cannot_check_here`]) instead of evaluating `$make`.
@@ -239,7 +239,7 @@ impl Checker<'_> {
     fn msm<G>(
         &mut self,
         name: &str,
-        call: impl Fn(&dyn Backend, &[G], &[bellhop_plugin_api::types::Fr]) -> Result<G::Curve, PluginError>,
+        call: impl Fn(&dyn Backend, &[G], &[bellhop_plugin_sdk::types::Fr]) -> Result<G::Curve, PluginError>,
         keep: impl Fn(&dyn Backend, &[G]) -> Result<(), PluginError>,
     ) where
         G: PrimeCurveAffine<Scalar = Scalar> + Send + Sync,
@@ -283,7 +283,7 @@ impl Checker<'_> {
         input: &str,
         bases: &[G],
         scalars: &[Scalar],
-        call: &impl Fn(&dyn Backend, &[G], &[bellhop_plugin_api::types::Fr]) -> Result<G::Curve, PluginError>,
+        call: &impl Fn(&dyn Backend, &[G], &[bellhop_plugin_sdk::types::Fr]) -> Result<G::Curve, PluginError>,
     ) where
         G: PrimeCurveAffine<Scalar = Scalar> + Send + Sync,
         G::Curve: fmt::Debug,
@@ -310,7 +310,7 @@ impl Checker<'_> {
         &mut self,
         name: &str,
         mut bases: Vec<G>,
-        call: &impl Fn(&dyn Backend, &[G], &[bellhop_plugin_api::types::Fr]) -> Result<G::Curve, PluginError>,
+        call: &impl Fn(&dyn Backend, &[G], &[bellhop_plugin_sdk::types::Fr]) -> Result<G::Curve, PluginError>,
         keep: &impl Fn(&dyn Backend, &[G]) -> Result<(), PluginError>,
     ) where
         G: PrimeCurveAffine<Scalar = Scalar> + Send + Sync,

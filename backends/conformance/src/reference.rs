@@ -11,7 +11,7 @@ use ec_gpu_gen::{
 use ff::PrimeField;
 use group::{prime::PrimeCurveAffine, Group};
 
-use bellhop_plugin_api::backend::NttDirection;
+use bellhop_plugin_sdk::backend::NttDirection;
 
 /// `sum_i scalars[i] * bases[i]`, one scalar multiplication at a time.
 pub fn naive_msm<G: PrimeCurveAffine<Scalar = Scalar>>(bases: &[G], scalars: &[Scalar]) -> G::Curve {

@@ -13,7 +13,7 @@ mod ntt;
 
 use std::sync::Arc;
 
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{Backend, BackendPlugin, NttDirection},
     cast, cast_slice, cast_slice_mut,
     options::NoOptions,
@@ -157,7 +157,7 @@ mod tests {
 
     #[test]
     fn unknown_options_and_devices_are_refused() {
-        use bellhop_plugin_api::backend::open_embedded;
+        use bellhop_plugin_sdk::backend::open_embedded;
         let request = |device, options: &str| OpenRequest { device, threads: 1, options: options.into() };
         let e = open_embedded::<CpuBackend>(&request(3, "")).err().unwrap();
         assert_eq!(e.kind, ErrorKind::NO_DEVICE);

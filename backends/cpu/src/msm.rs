@@ -1,6 +1,6 @@
 //! Multi-scalar multiplication: blst's Pippenger, split into chunks across the pool.
 
-use bellhop_plugin_api::{cast_slice, types::Fr};
+use bellhop_plugin_sdk::{cast_slice, types::Fr};
 use blst::{
     blst_fr, blst_p1, blst_p1_add_or_double, blst_p1_affine, blst_p1s_mult_pippenger,
     blst_p1s_mult_pippenger_scratch_sizeof, blst_p2, blst_p2_add_or_double, blst_p2_affine, blst_p2s_mult_pippenger,

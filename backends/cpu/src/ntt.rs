@@ -6,7 +6,7 @@ use std::{
     time::Instant,
 };
 
-use bellhop_plugin_api::{backend::NttDirection, PhaseTiming};
+use bellhop_plugin_sdk::{backend::NttDirection, PhaseTiming};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 use rayon::prelude::*;

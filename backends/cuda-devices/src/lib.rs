@@ -4,7 +4,7 @@
 //! supraseal-c2) can list GPUs without the CUDA backend's kernels, which would define
 //! sppark's kernels a second time.
 
-use bellhop_plugin_api::{DeviceInfo, DeviceMemory, ErrorKind, PluginError};
+use bellhop_plugin_sdk::{DeviceInfo, DeviceMemory, ErrorKind, PluginError};
 use sppark::Error;
 
 /// `struct bellhop_gpu_info` of `cuda/devices.cu`.

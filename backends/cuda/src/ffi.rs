@@ -1,6 +1,6 @@
 //! The C ABI of `cuda/bellhop_cuda.cu`.
 
-use bellhop_plugin_api::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
+use bellhop_plugin_sdk::types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective};
 use sppark::Error;
 
 /// An opened GPU on the C++ side (`struct bellhop_cuda`).

@@ -16,7 +16,7 @@ mod ffi;
 use std::{marker::PhantomData, ptr::NonNull, time::Duration};
 
 pub use bellhop_cuda_devices::{check_device, cuda_result, gpu_memory, gpus};
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{Backend, BackendPlugin, NttDirection},
     options::NoOptions,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},

@@ -2,7 +2,7 @@
 //! GPU that is not there.
 
 use bellhop_cuda::{gpus, CudaBackend, Pageable, Pinned, Variant};
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{open_embedded, BackendBox},
     ErrorKind, OpenRequest, PluginError,
 };

@@ -96,7 +96,7 @@ fn encode(binary: &[u8], key: &ProgramKey) -> Vec<u8> {
 
 /// Writes `binary` for `key` into `dir`, atomically, so a reader never sees half a file.
 pub fn write(dir: &Path, key: &ProgramKey, binary: &[u8]) -> io::Result<()> {
-    bellhop_plugin_api::dirs::write_atomically(&path(dir, key), &encode(binary, key))
+    bellhop_plugin_sdk::dirs::write_atomically(&path(dir, key), &encode(binary, key))
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use std::{
     time::Instant,
 };
 
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{Backend, BackendPlugin, NttDirection},
     cast, cast_slice, cast_slice_mut,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
@@ -492,8 +492,8 @@ impl Options {
     /// The program cache directory, made private to this user.
     fn cache_dir(&self) -> Result<PathBuf, PluginError> {
         match &self.cache_dir {
-            None => bellhop_plugin_api::dirs::cache_dir(NAME),
-            Some(dir) => bellhop_plugin_api::dirs::private_dir(dir).map(|()| dir.clone()),
+            None => bellhop_plugin_sdk::dirs::cache_dir(NAME),
+            Some(dir) => bellhop_plugin_sdk::dirs::private_dir(dir).map(|()| dir.clone()),
         }
         .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("the program cache: {e}")))
     }
@@ -543,7 +543,7 @@ mod tests {
 
     #[test]
     fn options_are_checked() {
-        let parse = |text| bellhop_plugin_api::options::parse::<Options>("[backend.options]", text);
+        let parse = |text| bellhop_plugin_sdk::options::parse::<Options>("[backend.options]", text);
         let o = parse("device_name = \"H200\"\ncache_dir = \"/x\"").unwrap();
         assert_eq!(o.device_name.as_deref(), Some("H200"));
         assert_eq!(o.cache_dir, Some(PathBuf::from("/x")));

@@ -3,7 +3,7 @@
 
 use bellhop_conformance::{run_suite, Suite};
 use bellhop_opencl::{cache, devices, DeviceEntry, OpenCl};
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{open_embedded, seam, BackendPlugin},
     ErrorKind, OpenRequest,
 };
@@ -115,7 +115,7 @@ fn devices_are_chosen_by_name_or_index() {
         threads: 0,
         options: options(&format!("device_name = {name:?}")).as_str().into(),
     };
-    let options = bellhop_plugin_api::options::parse("[backend.options]", &request.options).unwrap();
+    let options = bellhop_plugin_sdk::options::parse("[backend.options]", &request.options).unwrap();
     let backend = <OpenCl as BackendPlugin>::open(&request, options).unwrap();
     assert!(backend.device_name().contains(&name));
 }

@@ -9,7 +9,7 @@ use std::sync::{Mutex, PoisonError};
 
 use bellhop_cpu::CpuBackend;
 use bellhop_cuda_devices::{check_device, cuda_result, gpu_memory, gpus};
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{check_prove_batch, Backend, BackendPlugin, NttDirection},
     options::NoOptions,
     strategy::{Assignment, Density},
@@ -177,7 +177,7 @@ impl BackendPlugin for CudaSupraseal {
 #[cfg(test)]
 mod tests {
     use abi_stable::std_types::RVec;
-    use bellhop_plugin_api::backend::open_embedded;
+    use bellhop_plugin_sdk::backend::open_embedded;
 
     use super::*;
 

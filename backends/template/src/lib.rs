@@ -4,7 +4,7 @@
 //! it to keep the data on the device), the input checks (the seam refuses what breaks the
 //! contract before these calls run), panics caught at the boundary, options parsing.
 
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     backend::{Backend, BackendPlugin, NttDirection},
     cast, cast_slice, cast_slice_mut,
     options::NoOptions,
@@ -115,7 +115,7 @@ impl BackendPlugin for Template {
     }
 }
 
-bellhop_plugin_api::export_backend!(Template);
+bellhop_plugin_sdk::export_backend!(Template);
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     options::NoOptions,
     strategy::{Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, OpenRequest, PluginError,

@@ -8,7 +8,7 @@ mod proving_cs;
 use std::{sync::Arc, time::Instant};
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     pool,
     strategy::{Assignment, Job, Strategy, Synthesis},
     ErrorKind, PhaseTiming, PluginError,

@@ -1,6 +1,6 @@
 //! The constraint system that records what Groth16 needs: bellperson's `ProvingAssignment`.
 
-use bellhop_plugin_api::{cast_vec, strategy::Assignment, strategy::Density};
+use bellhop_plugin_sdk::{cast_vec, strategy::Assignment, strategy::Density};
 use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;

@@ -13,7 +13,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use bellhop_plugin_api::strategy::Density;
+use bellhop_plugin_sdk::strategy::Density;
 use blstrs::Scalar;
 use ff::PrimeField;
 use sha2::{Digest, Sha256};
@@ -76,7 +76,7 @@ fn encode(recording: &Recording, circuit: &str) -> Vec<u8> {
 
 /// Writes `recording` for `circuit` into `dir`, atomically.
 pub(crate) fn write(dir: &Path, circuit: &str, recording: &Recording) -> io::Result<()> {
-    bellhop_plugin_api::dirs::write_atomically(&path(dir, circuit), &encode(recording, circuit))
+    bellhop_plugin_sdk::dirs::write_atomically(&path(dir, circuit), &encode(recording, circuit))
 }
 
 /// Reads the recording of `circuit` from `dir`: `Ok(None)` if there is none, `Err` with

@@ -24,7 +24,7 @@ use std::{
 };
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     strategy::{Assignment, Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
@@ -187,20 +187,20 @@ impl StrategyPlugin for Pce {
 
     fn open(request: &OpenRequest, options: Options) -> Result<Self, PluginError> {
         let cache_dir = match options.cache_dir {
-            None => bellhop_plugin_api::dirs::cache_dir("pce"),
-            Some(dir) => bellhop_plugin_api::dirs::private_dir(&dir).map(|()| dir),
+            None => bellhop_plugin_sdk::dirs::cache_dir("pce"),
+            Some(dir) => bellhop_plugin_sdk::dirs::private_dir(&dir).map(|()| dir),
         }
         .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("the pce cache: {e}")))?;
         Ok(Self { pool: thread_pool("bellhop-pce", request.threads)?, cache_dir, recordings: Mutex::default() })
     }
 }
 
-bellhop_plugin_api::export_strategy!(Pce);
+bellhop_plugin_sdk::export_strategy!(Pce);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bellhop_plugin_api::strategy::Strategy;
+    use bellhop_plugin_sdk::strategy::Strategy;
     use bellhop_synthesis_kit::{synthesize_directly, synthesize_jobs};
 
     fn open(dir: &std::path::Path) -> Pce {
@@ -343,8 +343,8 @@ mod tests {
     #[test]
     fn unknown_options_are_refused() {
         let request = OpenRequest { device: 0, threads: 1, options: "cachedir = \"x\"".into() };
-        let e = bellhop_plugin_api::strategy::open_embedded::<Pce>(&request).err().unwrap();
-        assert_eq!(e.kind, bellhop_plugin_api::ErrorKind::OPTIONS);
+        let e = bellhop_plugin_sdk::strategy::open_embedded::<Pce>(&request).err().unwrap();
+        assert_eq!(e.kind, bellhop_plugin_sdk::ErrorKind::OPTIONS);
         assert!(e.message.contains("unknown field `cachedir`, expected `cache_dir`"), "{e}");
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     cast_slice, cast_vec,
     strategy::{Assignment, Density},
 };

@@ -11,7 +11,7 @@ use std::{
 };
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     options::NoOptions,
     strategy::{Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, OpenRequest, PluginError,
@@ -61,7 +61,7 @@ impl StrategyPlugin for Presized {
     }
 }
 
-bellhop_plugin_api::export_strategy!(Presized);
+bellhop_plugin_sdk::export_strategy!(Presized);
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use bellhop_plugin_api::{
+use bellhop_plugin_sdk::{
     options::NoOptions,
     strategy::{Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, OpenRequest, PluginError,
@@ -87,7 +87,7 @@ impl StrategyPlugin for SmallVecStrategy {
     }
 }
 
-bellhop_plugin_api::export_strategy!(SmallVecStrategy);
+bellhop_plugin_sdk::export_strategy!(SmallVecStrategy);
 
 #[cfg(test)]
 mod tests {

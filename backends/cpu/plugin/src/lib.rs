@@ -1,3 +1,3 @@
 //! The CPU backend, exported as a plugin (`libbellhop_backend_cpu.so`).
 
-bellhop_plugin_api::export_backend!(bellhop_cpu::CpuBackend);
+bellhop_plugin_sdk::export_backend!(bellhop_cpu::CpuBackend);

@@ -1,3 +1,3 @@
 //! The OpenCL backend (`opencl`), exported as a plugin (`libbellhop_backend_opencl.so`).
 
-bellhop_plugin_api::export_backend!(bellhop_opencl::OpenCl);
+bellhop_plugin_sdk::export_backend!(bellhop_opencl::OpenCl);

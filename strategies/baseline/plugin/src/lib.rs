@@ -1,3 +1,3 @@
 //! The baseline strategy, exported as a plugin (`libbellhop_strategy_baseline.so`).
 
-bellhop_plugin_api::export_strategy!(bellhop_baseline::Baseline);
+bellhop_plugin_sdk::export_strategy!(bellhop_baseline::Baseline);
