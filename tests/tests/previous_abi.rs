@@ -1,80 +1,43 @@
-//! Plugins built before `bellhop-plugin-api` was split into the frozen ABI crate and the
-//! SDK still load. The template backend is built from the source of [`PREVIOUS`] (ABI 1.3,
-//! the last commit before the split) into this build's target directory, so that cargo
-//! reuses the dependencies already built (a strategy would pull in the circuits, whose
-//! build tools are built with other features outside this workspace: minutes more), and
-//! this build's `bellhop conformance` loads it and checks every primitive.
+//! A plugin built before `bellhop-plugin-api` was split into the frozen ABI crate and the
+//! SDK still loads: `tests/fixtures/previous-abi/template-abi-1.3.so` is the template
+//! backend built from the source of the last commit before the split (ABI 1.3; rebuilt by
+//! `scripts/previous-abi-plugin.sh`), and this build's `bellhop conformance` loads it and
+//! checks every primitive.
 
-use std::{
-    path::Path,
-    process::{Command, Stdio},
-};
+use std::{path::Path, process::Command};
 
-use bellhop_conformance::cannot_check_here;
-use bellhop_tests::{build_dir, built_library};
+use bellhop_host::plugins::{Backends, Plugin};
+use bellhop_plugin_sdk::AbiVersion;
+use bellhop_tests::build_dir;
 
-/// The last commit whose plugins were built against the unsplit `bellhop-plugin-api`.
-const PREVIOUS: &str = "8822e7d6686c38c3dcc5cbd571d4d73543bf38e1";
+/// The last commit whose plugins were built against the unsplit `bellhop-plugin-api`, as
+/// the fixture's build info names it (12 digits).
+const PREVIOUS: &str = "8822e7d6686c";
 
-/// The backend built from [`PREVIOUS`]: its manifest, package and lib name there, and the
-/// lib name it gets here so that it does not overwrite this build's template.
-const MANIFEST: &str = "backends/template/Cargo.toml";
-const PACKAGE: &str = "bellhop-backend-template";
-const LIB: &str = "bellhop_backend_template";
-const RENAMED: &str = "previous_abi_backend_template";
+fn fixture() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/previous-abi/template-abi-1.3.so")
+}
 
 #[test]
-fn a_backend_built_before_the_split_still_loads() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the tests crate is in the workspace");
-    let known = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["cat-file", "-e", &format!("{PREVIOUS}^{{commit}}")])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !known {
-        cannot_check_here(&format!(
-            "commit {PREVIOUS} is not in this checkout's history (a shallow clone? `git fetch --unshallow` fetches it)"
-        ));
-        return;
-    }
+fn the_fixture_was_built_from_the_previous_source() {
+    let plugin = Plugin::<Backends>::load(&fixture()).unwrap();
+    assert_eq!(plugin.info.abi, AbiVersion { major: 1, minor: 3 });
+    assert_eq!(plugin.info.build.git_revision.as_ref().map(|r| r.as_str()).into_option(), Some(PREVIOUS));
+    assert_eq!(plugin.info.build.profile.as_str(), "release");
+}
 
-    let source = build_dir().join("previous-abi-source");
-    let _ = std::fs::remove_dir_all(&source);
-    std::fs::create_dir_all(&source).unwrap();
-    let mut archive =
-        Command::new("git").arg("-C").arg(repo).args(["archive", PREVIOUS]).stdout(Stdio::piped()).spawn().unwrap();
-    let untar = Command::new("tar").arg("-xC").arg(&source).stdin(archive.stdout.take().unwrap()).status().unwrap();
-    assert!(archive.wait().unwrap().success() && untar.success(), "extracting {PREVIOUS} failed");
-
-    let manifest = source.join(MANIFEST);
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    let lib = format!("name = \"{LIB}\"");
-    assert!(text.contains(&lib), "{MANIFEST} at {PREVIOUS} names no lib `{LIB}`");
-    std::fs::write(&manifest, text.replace(&lib, &format!("name = \"{RENAMED}\""))).unwrap();
-
-    // The old source is built as it was written, not linted by this build's clippy.
-    let target = build_dir().parent().unwrap().to_path_buf();
-    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .current_dir(&source)
-        .args(["build", "--locked", "-p", PACKAGE, "--target-dir"])
-        .arg(target)
-        .env_remove("RUSTC_WORKSPACE_WRAPPER")
-        .env_remove("CLIPPY_ARGS")
-        .status();
-    assert!(status.unwrap().success(), "building {PACKAGE} of {PREVIOUS} failed");
-
-    let backend = built_library(RENAMED);
+#[test]
+fn a_backend_built_before_the_split_passes_conformance() {
     let out = Command::new(build_dir().join("bellhop"))
         .arg("conformance")
-        .arg(&backend)
+        .arg(fixture())
         .env("BELLHOP_PLUGIN_DIR", build_dir())
         .output()
         .unwrap();
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success() && report.contains(" passed, 0 failed"),
-        "the backend built from {PREVIOUS} failed conformance:\n{report}{}",
+        "the template built from {PREVIOUS} failed conformance:\n{report}{}",
         String::from_utf8_lossy(&out.stderr)
     );
 }
