@@ -131,12 +131,12 @@ pub fn run_suite(backend: &dyn Backend, suite: Suite, seed: u64) -> Report {
         Suite::MsmG1 => checker.msm::<G1Affine>(
             "msm_g1",
             |b, bases, s| b.msm_g1(cast_slice(bases), s).map(cast),
-            |b, bases| b.keep_bases(&[cast_slice(bases)], &[]),
+            |b, kept| b.keep_bases(&kept.iter().map(|k| cast_slice(k)).collect::<Vec<_>>(), &[]),
         ),
         Suite::MsmG2 => checker.msm::<G2Affine>(
             "msm_g2",
             |b, bases, s| b.msm_g2(cast_slice(bases), s).map(cast),
-            |b, bases| b.keep_bases(&[], &[cast_slice(bases)]),
+            |b, kept| b.keep_bases(&[], &kept.iter().map(|k| cast_slice(k)).collect::<Vec<_>>()),
         ),
         Suite::Ntt => checker.ntt(),
         Suite::ComputeH => checker.compute_h(),
@@ -240,7 +240,7 @@ impl Checker<'_> {
         &mut self,
         name: &str,
         call: impl Fn(&dyn Backend, &[G], &[bellhop_plugin_sdk::types::Fr]) -> Result<G::Curve, PluginError>,
-        keep: impl Fn(&dyn Backend, &[G]) -> Result<(), PluginError>,
+        keep: impl Fn(&dyn Backend, &[&[G]]) -> Result<(), PluginError>,
     ) where
         G: PrimeCurveAffine<Scalar = Scalar> + Send + Sync,
         G::Curve: fmt::Debug,
@@ -304,14 +304,15 @@ impl Checker<'_> {
         self.record(name, input, bases.len(), millis, failure);
     }
 
-    /// Kept bases (ABI 1.1): MSMs over the kept slice and a prefix of it match the
+    /// Kept bases (ABI 1.1): two slices of one size kept in one call, as the host keeps a
+    /// parameter file's queries; MSMs over each and over a prefix of the first match the
     /// reference, and after `release_bases` changed contents are used, not a stale copy.
     fn kept_bases<G>(
         &mut self,
         name: &str,
         mut bases: Vec<G>,
         call: &impl Fn(&dyn Backend, &[G], &[bellhop_plugin_sdk::types::Fr]) -> Result<G::Curve, PluginError>,
-        keep: &impl Fn(&dyn Backend, &[G]) -> Result<(), PluginError>,
+        keep: &impl Fn(&dyn Backend, &[&[G]]) -> Result<(), PluginError>,
     ) where
         G: PrimeCurveAffine<Scalar = Scalar> + Send + Sync,
         G::Curve: fmt::Debug,
@@ -320,11 +321,13 @@ impl Checker<'_> {
             let scalars = checker.inputs.scalars(ScalarClass::Random, bases.len());
             checker.check_msm(name, input, bases, &scalars, call);
         };
-        if let Err(e) = keep(self.backend, &bases) {
+        let second: Vec<G> = bases.iter().rev().copied().collect();
+        if let Err(e) = keep(self.backend, &[&bases, &second]) {
             self.record(name, "keep_bases", bases.len(), 0.0, Some(format!("returned an error: {e}")));
             return;
         }
         check(self, &bases, "random, kept bases");
+        check(self, &second, "random, second kept slice");
         check(self, &bases[..17], "random, prefix of kept bases");
         let released = self.backend.release_bases().err().map(|e| format!("release_bases returned an error: {e}"));
         self.record(name, "release_bases", bases.len(), 0.0, released);

@@ -155,6 +155,9 @@ struct bellhop_cuda {
                 return RustError{cudaSuccess};
             const affine* src = stage(points, npoints);
             kept[points] = {npoints, std::make_unique<msm_type>(src, npoints, sizeof(affine), device)};
+            // msm_t's constructor uploads asynchronously; from page-locked staging the copy
+            // reads the buffer while it runs, and the next call refills that buffer.
+            gpu().sync();
             return RustError{cudaSuccess};
         }
         CATCH_CUDA
