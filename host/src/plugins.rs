@@ -138,7 +138,7 @@ pub enum LoadError {
         host: AbiVersion,
     },
     /// `abi_stable` refused the root module (its layout differs from the host's).
-    #[error("`{}` failed the ABI layout check; rebuild it against this bellhop's plugin-api: {error}", .path.display())]
+    #[error("`{}` failed the ABI layout check; rebuild it against this bellhop's plugin SDK (bellhop-plugin-sdk): {error}", .path.display())]
     Layout {
         /// The file.
         path: PathBuf,
