@@ -17,6 +17,7 @@ mod chain;
 mod poseidon_merkle;
 mod sha256;
 mod sha256_merkle;
+mod shape;
 
 use std::{fmt, str::FromStr};
 
@@ -28,6 +29,7 @@ use rand_chacha::ChaCha8Rng;
 pub use chain::Chain;
 pub use poseidon_merkle::PoseidonMerkle;
 pub use sha256_merkle::Sha256Merkle;
+pub use shape::CircuitShape;
 
 /// A circuit of the catalog and its size parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,7 +78,8 @@ pub enum SpecError {
 }
 
 #[cfg(feature = "filecoin")]
-const FILECOIN_NAMES: &str = ", and Filecoin's porep, winning-post, window-post and snap (e.g. porep:2KiB)";
+const FILECOIN_NAMES: &str =
+    ", and Filecoin's porep, winning-post, window-post and snap (e.g. porep:2KiB), and synthetic-porep for benchmarks";
 #[cfg(not(feature = "filecoin"))]
 const FILECOIN_NAMES: &str = "";
 
@@ -90,6 +93,15 @@ pub enum WitnessError {
     #[cfg(feature = "filecoin")]
     #[error(transparent)]
     Filecoin(#[from] bellhop_filecoin::FilecoinError),
+    /// The circuit failed to synthesize.
+    #[error("{0} failed to synthesize: {1}")]
+    Synthesis(CircuitSpec, SynthesisError),
+    /// A circuit whose proofs prove nothing, asked for where proofs are returned.
+    #[error(
+        "{0} is for benchmarks only (`bellhop bench`): its input is synthetic, so its proofs prove nothing and \
+         are never returned"
+    )]
+    BenchmarkOnly(CircuitSpec),
 }
 
 impl CircuitSpec {
@@ -157,6 +169,25 @@ impl CircuitSpec {
         }
     }
 
+    /// Whether only benchmarks take it: its input is synthetic and its proofs prove
+    /// nothing (`synthetic-porep`).
+    pub fn benchmark_only(&self) -> bool {
+        match self {
+            #[cfg(feature = "filecoin")]
+            CircuitSpec::Filecoin(spec) => spec.kind == bellhop_filecoin::Kind::SyntheticPorep,
+            _ => false,
+        }
+    }
+
+    /// Fails for a [`benchmark_only`](Self::benchmark_only) circuit: for the paths that
+    /// return proofs.
+    pub fn refuse_benchmark_only(&self) -> Result<(), WitnessError> {
+        if self.benchmark_only() {
+            return Err(WitnessError::BenchmarkOnly(*self));
+        }
+        Ok(())
+    }
+
     /// Whether its witness comes from a job's input (Filecoin circuits).
     pub fn reads_input(&self) -> bool {
         match self {
@@ -175,12 +206,22 @@ impl CircuitSpec {
         }
     }
 
+    /// The shape of its constraint system, counted from [`setup_circuit`](Self::setup_circuit).
+    pub fn shape(&self) -> Result<CircuitShape, WitnessError> {
+        let circuit = self.setup_circuit()?;
+        CircuitShape::of(circuit).map_err(|error| WitnessError::Synthesis(*self, error))
+    }
+
     /// The name of its parameter file: `bellhop-<spec>.params`, or for a Filecoin
-    /// circuit `v28-<identifier>.params` as filecoin-proofs names it.
+    /// circuit `v28-<identifier>.params` as filecoin-proofs names it (not for
+    /// `synthetic-porep`, whose parameters are synthetic too: they must not be mistaken
+    /// for the published ones).
     pub fn params_file_name(&self) -> Result<String, WitnessError> {
         match self {
             #[cfg(feature = "filecoin")]
-            CircuitSpec::Filecoin(spec) => Ok(format!("v28-{}.params", spec.param_identifier()?)),
+            CircuitSpec::Filecoin(spec) if !self.benchmark_only() => {
+                Ok(format!("v28-{}.params", spec.param_identifier()?))
+            }
             _ => {
                 let safe: String = self
                     .to_string()

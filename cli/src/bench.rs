@@ -2,11 +2,13 @@
 
 use std::{process::ExitCode, time::Instant};
 
-use anyhow::Result;
+use anyhow::{bail, Context as _, Result};
+use bellhop_plugin_sdk::strategy::Job;
 use serde_json::json;
 
-use super::{prove::batches, Context, Proving};
+use super::{Context, Proving};
 use bellhop_host::{
+    memory,
     phases::{PhaseTable, PHASES},
     pipeline,
     stats::Summary,
@@ -14,14 +16,20 @@ use bellhop_host::{
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
-    /// The circuit, e.g. chain:65536.
+    /// The circuit, e.g. chain:65536, or synthetic-porep:32GiB with --input.
     circuit: String,
+    /// The input of a Filecoin circuit: a proof is then one of each of its partitions.
+    #[arg(long, value_name = "FILE")]
+    input: Option<std::path::PathBuf>,
     /// Measured proofs.
     #[arg(long, default_value_t = 5)]
     runs: usize,
     /// Proofs before measuring (thread pools, twiddle tables, page faults).
     #[arg(long, default_value_t = 1)]
     warmup: usize,
+    /// Partitions (or proofs) synthesized together in one strategy call.
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
     /// The parameter file (default: the circuit's file in `[params] dir`).
     #[arg(long)]
     params: Option<std::path::PathBuf>,
@@ -31,11 +39,31 @@ pub(super) struct Args {
 }
 
 pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
-    let Proving { spec, session, srs, options } = context.proving(&args.circuit, args.params.as_deref())?;
+    let Proving { spec, session, srs, mut options } = context.proving(&args.circuit, args.params.as_deref())?;
+    let input = match &args.input {
+        Some(path) => std::fs::read(path).with_context(|| format!("reading --input {}", path.display()))?,
+        None if spec.reads_input() => bail!("{spec} reads its witness from a file: give it with --input FILE"),
+        None => Vec::new(),
+    };
+    if spec.benchmark_only() && options.verify {
+        eprintln!("{spec}: proofs of a synthetic input prove nothing, so they are not verified (nor kept)");
+        options.verify = false;
+    }
+    let partitions = if spec.reads_input() { spec.partitions(&input)? } else { 1 };
     let total = args.warmup + args.runs;
-    let bar = indicatif::ProgressBar::new(total as u64);
-    bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} proofs, {elapsed}")?);
+    let jobs: Vec<Job> = (0..total * partitions)
+        .map(|i| {
+            // A Filecoin proof is one of each partition; a catalog circuit's proofs have seeds 0, 1, ...
+            let seed = if spec.reads_input() { i % partitions } else { i } as u64;
+            Job { circuit: spec.to_string().into(), seed, input: input.clone().into() }
+        })
+        .collect();
+    let bar = indicatif::ProgressBar::new((total * partitions) as u64);
+    bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} partitions, {elapsed}")?);
     bar.set_message(format!("bench {spec} on {}", session.backend.name));
+    // Reading and uploading the parameters peaks apart from proving: both are reported.
+    let loading_peak_rss = memory::peak_rss();
+    memory::reset_peak_rss();
     // When the last warm-up proof was done: from there, the pipeline is in its steady state.
     let warm = std::sync::Mutex::new(None);
     let start = Instant::now();
@@ -43,13 +71,16 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         &session.backend,
         session.strategy.as_ref(),
         &srs,
-        batches(&spec, 0, total, 1, &[]),
+        jobs.chunks(args.batch.max(1)).map(<[Job]>::to_vec).collect(),
         &options,
         &|proved| {
-            if proved.index + 1 == args.warmup {
+            if proved.index + 1 == args.warmup * partitions {
                 *warm.lock().expect("not poisoned") = Some(Instant::now());
             }
-            bar.inc(1)
+            bar.inc(1);
+            if bar.is_hidden() {
+                eprintln!("partition {} proved after {:.1} s", proved.index, start.elapsed().as_secs_f64());
+            }
         },
     )?;
     let end = Instant::now();
@@ -59,14 +90,15 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let warm = warm.into_inner().expect("not poisoned").unwrap_or(start);
     let steady = (end - warm).as_secs_f64() / args.runs.max(1) as f64;
     bar.finish_and_clear();
-    let table = PhaseTable::from_records(&context.phases.take(), total);
-    let measured = &table.proofs[args.warmup..];
+    let table = PhaseTable::from_records(&context.phases.take(), total * partitions);
+    let measured = &table.proofs[args.warmup * partitions..];
     let summaries: Vec<(String, Summary)> = PHASES
         .iter()
         .map(|phase| {
             (phase.to_string(), Summary::of(measured.iter().map(|row| row.get(*phase).copied().unwrap_or(0.0))))
         })
         .collect();
+    let peak_rss = memory::peak_rss();
     if args.json {
         let phases: serde_json::Map<_, _> =
             summaries.iter().map(|(p, s)| (p.clone(), serde_json::to_value(s).expect("plain numbers"))).collect();
@@ -74,20 +106,37 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
             "{}",
             serde_json::to_string_pretty(&json!({
                 "circuit": spec.to_string(), "backend": session.backend.name, "strategy": session.strategy_name,
+                "partitions": partitions, "batch": args.batch, "lookahead": options.lookahead,
                 "warmup": args.warmup, "runs": args.runs, "wall_seconds": wall,
-                "seconds_per_proof_after_warmup": steady, "phases": phases, "per_proof": measured,
+                "seconds_per_proof_after_warmup": steady, "peak_rss_bytes": peak_rss,
+                "loading_peak_rss_bytes": loading_peak_rss,
+                "phases": phases, "per_partition": measured,
             }))?
         );
         return Ok(ExitCode::SUCCESS);
     }
+    let of = if partitions > 1 { format!(" of {partitions} partitions each") } else { String::new() };
     println!(
-        "{spec}: {} runs after {} warm-up on {} with {}",
+        "{spec}: {} runs{of} after {} warm-up on {} with {}",
         args.runs, args.warmup, session.backend.name, session.strategy_name
     );
-    println!("{:<10} {:>10} {:>10} {:>10} {:>8}", "phase", "median s", "min s", "max s", "spread");
+    let per = if partitions > 1 { "per partition: " } else { "" };
+    println!("{per}{:<10} {:>10} {:>10} {:>10} {:>8}", "phase", "median s", "min s", "max s", "spread");
     for (phase, s) in &summaries {
-        println!("{phase:<10} {:>10.4} {:>10.4} {:>10.4} {:>7.1}%", s.median, s.min, s.max, s.spread_percent());
+        println!(
+            "{:width$}{phase:<10} {:>10.4} {:>10.4} {:>10.4} {:>7.1}%",
+            "",
+            s.median,
+            s.min,
+            s.max,
+            s.spread_percent(),
+            width = per.len()
+        );
     }
     println!("wall time {wall:.2} s for {total} proofs; {steady:.3} s per proof after warm-up");
+    if let (Some(proving), Some(loading)) = (peak_rss, loading_peak_rss) {
+        let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
+        println!("peak RSS {:.2} GiB proving, {:.2} GiB reading the parameters", gib(proving), gib(loading));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,7 @@ use std::{fs, path::PathBuf, process::ExitCode, time::Instant};
 
 use anyhow::{bail, Context as _, Result};
 use bellhop_circuits::CircuitSpec;
-use bellhop_filecoin::{curio, make, reference, verify, FilecoinSpec, Kind, SectorSize};
+use bellhop_filecoin::{curio, make, reference, synthetic, verify, FilecoinSpec, Kind, SectorSize};
 
 use super::Context;
 
@@ -40,6 +40,21 @@ pub(super) enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Where to write the input.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// A synthetic C1 output of a sector size that cannot be sealed here: vanilla proofs
+    /// of the real shape with field elements drawn from SEED, the input of
+    /// synthetic-porep:SIZE for `bellhop bench` (nothing else proves it: it proves no
+    /// sector).
+    SyntheticC1 {
+        /// 2KiB, 8MiB, 512MiB or 32GiB.
+        #[arg(long, default_value = "32GiB")]
+        sector_size: SectorSize,
+        /// Draws every field element.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Where to write it.
         #[arg(long)]
         out: PathBuf,
     },
@@ -108,10 +123,14 @@ pub(super) struct PostArgs {
     out: PathBuf,
 }
 
-/// The Filecoin spec of `circuit`, or an error naming the Filecoin circuits.
+/// The Filecoin spec of `circuit`, or an error naming the Filecoin circuits (and one for
+/// a circuit only benchmarks take).
 fn filecoin_spec(circuit: &str) -> Result<FilecoinSpec> {
     match circuit.parse::<CircuitSpec>()? {
-        CircuitSpec::Filecoin(spec) => Ok(spec),
+        spec @ CircuitSpec::Filecoin(filecoin) => {
+            spec.refuse_benchmark_only()?;
+            Ok(filecoin)
+        }
         other => bail!("{other} is not a Filecoin circuit (porep, winning-post, window-post or snap, e.g. porep:2KiB)"),
     }
 }
@@ -149,6 +168,15 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
         Command::Snap { sector, seed, out } => {
             write(&out, &make::snap(&sector, seed)?)?;
             println!("wrote {} (the input of snap) in {:.1} s", out.display(), start.elapsed().as_secs_f64());
+        }
+        Command::SyntheticC1 { sector_size, seed, out } => {
+            write(&out, &synthetic::porep_c1(sector_size, seed)?)?;
+            println!(
+                "wrote {} in {:.1} s: a SYNTHETIC C1 output of a {sector_size} sector (it proves no sector), the input \
+                 of `bellhop bench synthetic-porep:{sector_size}`",
+                out.display(),
+                start.elapsed().as_secs_f64()
+            );
         }
         Command::Request { circuit, input, sector, out } => {
             let spec = filecoin_spec(&circuit)?;

@@ -15,13 +15,18 @@ use rand::{rngs::OsRng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
 use super::Context;
-use bellhop_host::{params, session::params_path};
+use bellhop_host::{params, session::params_path, synthetic_params};
 
 #[derive(Debug, clap::Subcommand)]
 pub(super) enum Command {
     /// Generate parameters for a circuit from random toxic waste (INSECURE: for
     /// development and benchmarks only).
     Gen(GenArgs),
+    /// Write SYNTHETIC parameters for a synthetic-porep circuit: every section of the
+    /// length its circuit needs, points cycled from a pool of random ones, so that proving
+    /// with them costs what proving with the real file does (for sizes whose published
+    /// parameters cannot be had here). Proofs made with them verify against nothing.
+    Synthetic(SyntheticArgs),
     /// Print the path of a circuit's parameter file in `[params] dir` (for a Filecoin
     /// circuit, filecoin-proofs' `v28-<identifier>.params`).
     Path {
@@ -58,6 +63,24 @@ pub(super) struct GenArgs {
     seed: Option<u64>,
 }
 
+#[derive(Debug, clap::Args)]
+pub(super) struct SyntheticArgs {
+    /// The circuit, e.g. synthetic-porep:32GiB.
+    circuit: String,
+    /// Where to write them (default: the circuit's file in `[params] dir`).
+    #[arg(long, conflicts_with = "dir")]
+    out: Option<PathBuf>,
+    /// Write the circuit's file into this directory instead of `[params] dir`.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Replace a file that exists already.
+    #[arg(long)]
+    force: bool,
+    /// Draws the points.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
 /// Generates parameters for `spec`, showing a spinner while bellperson works.
 pub(super) fn generate(spec: &CircuitSpec, rng: &mut impl RngCore) -> Result<Parameters<Bls12>> {
     let spinner = indicatif::ProgressBar::new_spinner();
@@ -72,6 +95,7 @@ pub(super) fn generate(spec: &CircuitSpec, rng: &mut impl RngCore) -> Result<Par
 pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
     let args = match command {
         Command::Gen(args) => args,
+        Command::Synthetic(args) => return synthetic(context, &args),
         Command::Path { circuit } => {
             println!("{}", params_path(&context.config, &circuit.parse()?, None)?.display());
             return Ok(ExitCode::SUCCESS);
@@ -116,6 +140,50 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
     if let Some(vk) = vk {
         println!("wrote {} (the verifying key filecoin-proofs' verifiers read)", vk.display());
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn synthetic(context: &Context, args: &SyntheticArgs) -> Result<ExitCode> {
+    let spec: CircuitSpec = args.circuit.parse()?;
+    if !spec.benchmark_only() {
+        bail!(
+            "synthetic parameters are made only for synthetic-porep circuits (e.g. synthetic-porep:32GiB), whose \
+             proofs prove nothing; `bellhop params gen {spec}` makes real ones"
+        );
+    }
+    let path = match (&args.out, &args.dir) {
+        (Some(out), _) => out.clone(),
+        (None, Some(dir)) => dir.join(spec.params_file_name()?),
+        (None, None) => params_path(&context.config, &spec, None)?,
+    };
+    if !args.force && path.exists() {
+        bail!("{} exists: pass --force to replace it", path.display());
+    }
+    let start = Instant::now();
+    let spinner = indicatif::ProgressBar::new_spinner();
+    spinner.enable_steady_tick(std::time::Duration::from_millis(200));
+    spinner.set_message(format!("counting the constraints of {spec}"));
+    let shape = spec.shape()?;
+    let counted = start.elapsed().as_secs_f64();
+    spinner.set_message(format!("writing SYNTHETIC parameters for {spec}"));
+    let bytes = synthetic_params::write(&shape.into(), args.seed, &path)?;
+    spinner.finish_and_clear();
+    println!(
+        "{spec}: {} constraints (domain 2^{}), {} public inputs, {} private variables ({} in A, {} in B); \
+         counted in {counted:.1} s",
+        shape.constraints,
+        shape.domain().trailing_zeros(),
+        shape.inputs,
+        shape.aux,
+        shape.a_aux,
+        shape.b_aux
+    );
+    println!(
+        "wrote {} ({:.2} GB) in {:.1} s: SYNTHETIC parameters, for benchmarks only",
+        path.display(),
+        bytes as f64 / 1e9,
+        start.elapsed().as_secs_f64()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

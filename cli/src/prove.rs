@@ -99,6 +99,8 @@ fn parse_hex(s: &str) -> Result<Scalar> {
 }
 
 pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
+    // Before the parameters are read: those of a benchmark-only circuit are large.
+    args.circuit.parse::<CircuitSpec>()?.refuse_benchmark_only()?;
     let Proving { spec, session, srs, mut options } = context.proving(&args.circuit, args.params.as_deref())?;
     let input = match &args.input {
         Some(path) => std::fs::read(path).with_context(|| format!("reading --input {}", path.display()))?,

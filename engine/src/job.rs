@@ -35,7 +35,7 @@ impl JobKind {
     pub fn of(circuit: &CircuitSpec) -> Self {
         match circuit {
             CircuitSpec::Filecoin(spec) => match spec.kind {
-                Kind::Porep => Self::PorepC2,
+                Kind::Porep | Kind::SyntheticPorep => Self::PorepC2,
                 Kind::Snap => Self::SnapUpdate,
                 Kind::WindowPost => Self::WindowPost,
                 Kind::WinningPost => Self::WinningPost,

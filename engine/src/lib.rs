@@ -273,6 +273,7 @@ impl Engine {
         if request.partitions == 0 {
             return Err(Refused::Invalid(format!("the input of {} makes no partitions to prove", request.circuit)));
         }
+        request.circuit.refuse_benchmark_only().map_err(|e| Refused::Invalid(e.to_string()))?;
         let digest = request.digest();
         // Before the state lock: it may read the parameter file's header.
         let params = shared.check_params(&request.circuit);

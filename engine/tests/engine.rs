@@ -214,6 +214,17 @@ async fn missing_parameters_are_refused_with_the_file_and_the_fix() {
     assert!(engine.preload(&"chain:512".parse().unwrap()).is_err());
 }
 
+/// A benchmark-only circuit (synthetic input, proofs that prove nothing) is never proved
+/// for a caller.
+#[tokio::test]
+async fn benchmark_only_circuits_are_refused() {
+    let engine = engine(1, 0.0);
+    let circuit: CircuitSpec = "synthetic-porep:2KiB".parse().unwrap();
+    let request = JobRequest { request_id: None, circuit, input: b"{}".to_vec(), partitions: 1, priority: None };
+    let Err(Refused::Invalid(why)) = engine.submit(request) else { panic!("a synthetic-porep job was taken") };
+    assert!(why.contains("for benchmarks only"), "{why}");
+}
+
 #[tokio::test]
 async fn parameter_sets_in_use_are_not_evicted() {
     let engine = engine(1, 10.0);

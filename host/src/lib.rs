@@ -21,3 +21,4 @@ pub mod prover;
 pub mod session;
 pub mod shadow;
 pub mod stats;
+pub mod synthetic_params;

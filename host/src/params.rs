@@ -12,7 +12,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use bellhop_circuits::CircuitSpec;
+use bellhop_circuits::{CircuitShape, CircuitSpec};
 use bellhop_plugin_sdk::strategy::Assignment;
 use bellperson::groth16::{self, prepare_verifying_key, PreparedVerifyingKey, VerifyingKey};
 use blstrs::{Bls12, G1Affine, G2Affine};
@@ -166,6 +166,21 @@ pub struct Shape {
     pub b_g1: usize,
     /// The B query in G2.
     pub b_g2: usize,
+}
+
+impl From<CircuitShape> for Shape {
+    /// The section sizes parameters of a circuit of `shape` have.
+    fn from(shape: CircuitShape) -> Self {
+        let b = shape.b_inputs + shape.b_aux;
+        Self {
+            inputs: shape.inputs,
+            h: shape.domain() - 1,
+            l: shape.aux,
+            a: shape.inputs + shape.a_aux,
+            b_g1: b,
+            b_g2: b,
+        }
+    }
 }
 
 impl Shape {
@@ -337,6 +352,15 @@ impl Srs {
 
 /// Writes `params` to `path` atomically: to a temporary file beside it, then renamed.
 pub fn write(params: &groth16::Parameters<Bls12>, path: &Path) -> Result<(), ParamsError> {
+    write_atomically(path, |out| params.write(out))
+}
+
+/// Writes what `contents` writes to `path` atomically: to a temporary file beside it,
+/// synced, then renamed.
+pub(crate) fn write_atomically(
+    path: &Path,
+    contents: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<()>,
+) -> Result<(), ParamsError> {
     let fail = |error| ParamsError::Write { path: path.to_path_buf(), error };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(fail)?;
@@ -344,7 +368,7 @@ pub fn write(params: &groth16::Parameters<Bls12>, path: &Path) -> Result<(), Par
     let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
     let result = (|| {
         let mut out = io::BufWriter::with_capacity(1 << 22, File::create(&tmp)?);
-        params.write(&mut out)?;
+        contents(&mut out)?;
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

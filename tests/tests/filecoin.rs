@@ -10,7 +10,7 @@ use std::{
 
 use base64::Engine as _;
 use bellhop_circuits::CircuitSpec;
-use bellhop_filecoin::{make, verify, FilecoinSpec, Kind, SectorSize};
+use bellhop_filecoin::{make, synthetic, verify, FilecoinSpec, Kind, SectorSize};
 use bellhop_host::{
     config::Config,
     params::{self, Srs},
@@ -260,4 +260,71 @@ fn bad_filecoin_inputs_get_clear_errors() {
     assert!(e.contains("bellhop params gen porep:2KiB"), "{e}");
     // PoRep's verifier needs the sector's ids.
     assert!(verify::verify(porep, &fixture.c1, None, &[0; 192]).unwrap_err().to_string().contains("--sector"));
+}
+
+/// Every object's keys and every array's length, recursively: what a JSON value holds,
+/// whatever its numbers.
+fn json_shape(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Object(map) => {
+            let fields: Vec<String> = map.iter().map(|(k, v)| format!("{k}:{}", json_shape(v))).collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        serde_json::Value::Array(items) => {
+            format!("[{};{}]", items.len(), items.iter().map(json_shape).collect::<Vec<_>>().join(","))
+        }
+        serde_json::Value::Number(_) => "n".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A synthetic 2 KiB C1 output has a real one's shape (every path, column and label of the
+/// same length), its circuit the real one's constraint system, and only the benchmark
+/// circuit takes it.
+#[test]
+fn synthetic_porep_input_has_the_real_shape_and_is_refused_for_proofs() {
+    let fixture = fixture();
+    let synthetic = synthetic::porep_c1(SectorSize::Kib2, 5).unwrap();
+    assert!(synthetic::is_synthetic(&synthetic) && !synthetic::is_synthetic(&fixture.c1));
+    let file: serde_json::Value = serde_json::from_slice(&synthetic).unwrap();
+    let real: serde_json::Value = serde_json::from_slice(&fixture.c1).unwrap();
+    assert_eq!(json_shape(&file["c1"]), json_shape(&real), "the synthetic C1 output's shape differs from a real one's");
+
+    // The same constraint system: sizes and densities of the prover's assignment, public
+    // inputs, and the shape synthetic parameters are written for.
+    let bench = FilecoinSpec { kind: Kind::SyntheticPorep, sector_size: SectorSize::Kib2 };
+    let porep = spec(Kind::Porep);
+    let session = Session::open(&Config::default(), &build_dir()).unwrap();
+    let job = |spec: FilecoinSpec, input: &[u8]| Job { circuit: spec.to_string().into(), seed: 0, input: input.into() };
+    let assignments =
+        session.strategy.synthesize(&[job(porep, &fixture.c1), job(bench, &synthetic)]).unwrap().assignments;
+    let sizes = |a: &bellhop_plugin_sdk::strategy::Assignment| {
+        (
+            a.a.len(),
+            a.inputs.len(),
+            a.aux.len(),
+            a.a_aux_density.count(),
+            a.b_input_density.count(),
+            a.b_aux_density.count(),
+        )
+    };
+    assert_eq!(sizes(&assignments[0]), sizes(&assignments[1]));
+    let shape = CircuitSpec::Filecoin(bench).shape().unwrap();
+    assert_eq!(
+        sizes(&assignments[1]),
+        (shape.constraints, shape.inputs, shape.aux, shape.a_aux, shape.b_inputs, shape.b_aux)
+    );
+    assert_eq!(bench.partitions(&synthetic).unwrap(), porep.partitions(&fixture.c1).unwrap());
+
+    // Where proofs are made for real, it is refused: by its notice, and without it by
+    // filecoin-proofs' vanilla verifier.
+    let e = error(porep, &synthetic);
+    assert!(e.contains("synthetic C1 output") && e.contains("bellhop bench synthetic-porep:2KiB"), "{e}");
+    let e = error(porep, &serde_json::to_vec(&file["c1"]).unwrap());
+    assert!(e.contains("do not match their public data"), "{e}");
+    let e = error(bench, &fixture.c1);
+    assert!(e.contains("it is not synthetic") && e.contains("porep:2KiB"), "{e}");
+    let e = CircuitSpec::Filecoin(bench).refuse_benchmark_only().unwrap_err().to_string();
+    assert!(e.contains("for benchmarks only"), "{e}");
+    assert!(CircuitSpec::Filecoin(bench).params_file_name().unwrap().starts_with("bellhop-synthetic-porep"));
 }

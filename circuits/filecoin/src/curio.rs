@@ -224,10 +224,12 @@ fn update_proof(value: u64) -> Result<SectorSize, String> {
 }
 
 /// cuzk's name for the parameter set of `spec` (`porep-32g`, `wpost-2k`, `winning-512m`,
-/// `snap-8m`), as `GetStatus`, `PreloadSRS` and `EvictSRS` use it.
+/// `snap-8m`), as `GetStatus`, `PreloadSRS` and `EvictSRS` use it (and Bellhop's own
+/// `synthetic-porep-32g`, which cuzk never sends).
 pub fn cuzk_circuit_id(spec: FilecoinSpec) -> String {
     let kind = match spec.kind {
         Kind::Porep => "porep",
+        Kind::SyntheticPorep => "synthetic-porep",
         Kind::Snap => "snap",
         Kind::WindowPost => "wpost",
         Kind::WinningPost => "winning",

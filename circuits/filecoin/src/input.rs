@@ -10,9 +10,12 @@
 //! - `snap`: a [`SnapInput`] (`bellhop fil snap`): the three commitments and the vanilla
 //!   partition proofs.
 //!
+//! - `synthetic-porep`: a synthetic C1 output ([`crate::synthetic`]), which `porep` refuses.
+//!
 //! Before a circuit is built its vanilla proofs are checked against the public data with
 //! filecoin-proofs' vanilla verifiers, so a mismatch is an error, never an unsatisfied
-//! circuit or a wrong proof.
+//! circuit or a wrong proof. The one exception is `synthetic-porep`, whose circuit is
+//! unsatisfied by design and which only benchmarks take.
 
 use std::collections::BTreeMap;
 
@@ -38,7 +41,10 @@ use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, Stack
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
 use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
 
-use crate::{FilecoinCircuit, FilecoinError, FilecoinSpec, Instance, Kind, SectorSize};
+use crate::{
+    synthetic::{self, SyntheticC1},
+    FilecoinCircuit, FilecoinError, FilecoinSpec, Instance, Kind, SectorSize,
+};
 
 /// The API version `bellhop fil` seals and proves window PoSt and SnapDeals with.
 pub const API_VERSION: ApiVersion = ApiVersion::V1_2_0;
@@ -178,6 +184,8 @@ pub struct Porep<Tree: 'static + MerkleTreeTrait> {
     pub c1: SealCommitPhase1Output<Tree>,
     /// Its registered proof's graph.
     pub seal: SealProof,
+    /// Whether it is synthetic (its vanilla proofs are then not checked: they prove nothing).
+    pub synthetic: bool,
 }
 
 impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Porep<Tree> {
@@ -242,6 +250,7 @@ pub enum Input {
 fn expected(kind: Kind) -> &'static str {
     match kind {
         Kind::Porep => "a C1 output (SealCommitPhase1Output JSON, or lotus-bench's {\"Phase1Out\": ...})",
+        Kind::SyntheticPorep => "a synthetic C1 output (bellhop fil synthetic-c1)",
         Kind::WinningPost | Kind::WindowPost => {
             "PoSt vanilla proofs with their public data (bellhop fil winning-post / window-post)"
         }
@@ -361,6 +370,21 @@ where
             }
         };
         Ok(match spec.kind {
+            Kind::Porep if synthetic::is_synthetic(bytes) => return Err(FilecoinError::Synthetic { spec }),
+            Kind::SyntheticPorep => {
+                if !synthetic::is_synthetic(bytes) {
+                    return Err(FilecoinError::Input {
+                        spec,
+                        expected: expected(spec.kind),
+                        why: format!("it is not synthetic; prove a real C1 output as porep:{}", spec.sector_size),
+                    });
+                }
+                let file: SyntheticC1<Tree> = json(spec, bytes)?;
+                let made_for = file.bellhop_synthetic.circuit;
+                check_circuit(spec, &made_for)?;
+                let c1 = file.c1;
+                Typed::Porep(Box::new(Porep { c1, seal: SealProof::bellhop(spec.sector_size), synthetic: true }))
+            }
             Kind::Porep => {
                 let not_input = |why: String| FilecoinError::Input { spec, expected: expected(spec.kind), why };
                 let inner = match serde_json::from_slice::<CurioC1>(bytes) {
@@ -385,9 +409,11 @@ where
                         };
                         let ApiC1 { comm_r, comm_d, replica_id, seed, ticket, .. } = api;
                         let c1 = SealCommitPhase1Output { vanilla_proofs, comm_r, comm_d, replica_id, seed, ticket };
-                        Porep { c1, seal }
+                        Porep { c1, seal, synthetic: false }
                     }
-                    None => Porep { c1: json(spec, &inner)?, seal: SealProof::bellhop(spec.sector_size) },
+                    None => {
+                        Porep { c1: json(spec, &inner)?, seal: SealProof::bellhop(spec.sector_size), synthetic: false }
+                    }
                 };
                 let first = porep
                     .c1
@@ -562,7 +588,7 @@ fn porep_instance<Tree: 'static + MerkleTreeTrait>(
 where
     FilecoinCircuit: From<StackedCircuit<Tree, Sha256Hasher>>,
 {
-    let Porep { c1, seal } = porep;
+    let Porep { c1, seal, .. } = porep;
     let config = porep_config(spec.sector_size, Some(seal.porep_id), Some(seal.api_version)).map_err(fil(spec))?;
     if c1.vanilla_proofs.len() != usize::from(config.partitions) {
         return Err(mismatch(
@@ -592,10 +618,11 @@ where
     }
     // StackedDrg verifies only all partitions together (its single-partition `verify` is
     // unimplemented), so each partition's job checks every partition.
-    if !vanilla_checked(spec, || {
-        StackedDrg::<Tree, Sha256Hasher>::verify_all_partitions(&pp.vanilla_params, &public, &c1.vanilla_proofs)
-    })?
-    .map_err(fil(spec))?
+    if !porep.synthetic
+        && !vanilla_checked(spec, || {
+            StackedDrg::<Tree, Sha256Hasher>::verify_all_partitions(&pp.vanilla_params, &public, &c1.vanilla_proofs)
+        })?
+        .map_err(fil(spec))?
     {
         return Err(mismatch(
             spec,

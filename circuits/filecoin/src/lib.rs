@@ -3,6 +3,8 @@
 //! - `porep:SIZE`: PoRep C2, one circuit per partition, from a C1 output;
 //! - `winning-post:SIZE` and `window-post:SIZE`: fallback PoSt, from vanilla proofs;
 //! - `snap:SIZE`: EmptySectorUpdate (SnapDeals), from vanilla partition proofs;
+//! - `synthetic-porep:SIZE`: PoRep C2's circuit from a [`synthetic`] C1 output, for
+//!   benchmarks of sizes that cannot be sealed here (its proofs prove nothing);
 //!
 //! for sector sizes 2KiB, 8MiB, 512MiB and 32GiB. A circuit is built the way
 //! filecoin-proofs' own `*_with_vanilla` provers build it (`CompoundProof::circuit` for
@@ -16,6 +18,7 @@ pub mod curio;
 pub mod input;
 pub mod make;
 pub mod reference;
+pub mod synthetic;
 pub mod verify;
 
 use std::{fmt, path::Path, str::FromStr, sync::OnceLock};
@@ -65,11 +68,13 @@ pub enum Kind {
     WindowPost,
     /// EmptySectorUpdate, SnapDeals (`snap`).
     Snap,
+    /// PoRep C2 from a synthetic C1 output (`synthetic-porep`), for benchmarks only.
+    SyntheticPorep,
 }
 
 impl Kind {
     /// The names specs take.
-    pub const NAMES: [&'static str; 4] = ["porep", "winning-post", "window-post", "snap"];
+    pub const NAMES: [&'static str; 5] = ["porep", "winning-post", "window-post", "snap", "synthetic-porep"];
 
     /// The kind named `name`, if any.
     pub fn from_name(name: &str) -> Option<Self> {
@@ -78,6 +83,7 @@ impl Kind {
             "winning-post" => Some(Self::WinningPost),
             "window-post" => Some(Self::WindowPost),
             "snap" => Some(Self::Snap),
+            "synthetic-porep" => Some(Self::SyntheticPorep),
             _ => None,
         }
     }
@@ -89,6 +95,7 @@ impl Kind {
             Self::WinningPost => "winning-post",
             Self::WindowPost => "window-post",
             Self::Snap => "snap",
+            Self::SyntheticPorep => "synthetic-porep",
         }
     }
 }
@@ -197,6 +204,16 @@ pub enum FilecoinError {
         spec: FilecoinSpec,
         /// The input's sector size (as written, e.g. `8MiB` or `4096 bytes`).
         found: String,
+    },
+    /// A synthetic input where a real one is proved.
+    #[error(
+        "{spec}: the input is a synthetic C1 output (bellhop fil synthetic-c1): its vanilla proofs prove no \
+         sector, so it is not proved; benchmark it with `bellhop bench synthetic-porep:{size} --input FILE`",
+        size = spec.sector_size
+    )]
+    Synthetic {
+        /// The circuit.
+        spec: FilecoinSpec,
     },
     /// The vanilla proofs do not prove the public data they come with.
     #[error("{spec}: the vanilla proofs do not match their public data ({why}); make them again from the sector")]
@@ -316,6 +333,9 @@ impl FilecoinSpec {
     ) -> anyhow::Result<String> {
         Ok(match self.kind {
             Kind::Porep => input::porep_config(self.sector_size, None, None)?.get_cache_identifier::<Tree>()?,
+            Kind::SyntheticPorep => anyhow::bail!(
+                "synthetic-porep has no published parameters: make synthetic ones with `bellhop params synthetic {self}`"
+            ),
             Kind::WinningPost | Kind::WindowPost => input::post_config(self)?.get_cache_identifier::<Tree>()?,
             Kind::Snap => {
                 use storage_proofs_core::parameter_cache::CacheableParameters;
@@ -332,7 +352,7 @@ impl FilecoinSpec {
         let size = self.sector_size;
         let blank = || -> anyhow::Result<FilecoinCircuit> {
             Ok(match self.kind {
-                Kind::Porep => with_tree!(size, Tree => {
+                Kind::Porep | Kind::SyntheticPorep => with_tree!(size, Tree => {
                     let pp = input::porep_public_params::<Tree>(&input::porep_config(size, None, None)?)?;
                     <StackedCompound<Tree, Sha256Hasher> as CompoundProof<_, _>>::blank_circuit(&pp.vanilla_params).into()
                 }),

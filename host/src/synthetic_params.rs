@@ -1,0 +1,116 @@
+//! Synthetic Groth16 parameters, for benchmarks of circuits whose real parameters cannot
+//! be had here (`synthetic-porep:32GiB`: the published file is about 47 GB): every section
+//! of the length the circuit's shape needs, in bellperson's file format, its points cycled
+//! from a pool of distinct random ones. A proof with them does the work a real file's
+//! would: an MSM adds each base into a bucket's running sum, whichever base it is. Proofs
+//! made with them verify against nothing.
+
+use std::{io::Write, path::Path};
+
+use bellperson::groth16::VerifyingKey;
+use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
+use group::{Curve, Group};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+
+use crate::params::{write_atomically, ParamsError, Shape};
+
+/// Distinct G1 points in the pool; G2 has a quarter as many.
+const G1_POOL: usize = 1 << 16;
+
+/// Writes synthetic parameters of `shape` to `path` atomically, points drawn from `seed`.
+/// Returns the file's size in bytes.
+pub fn write(shape: &Shape, seed: u64, path: &Path) -> Result<u64, ParamsError> {
+    let longest_g1 = [shape.inputs, shape.h, shape.l, shape.a, shape.b_g1].into_iter().max().unwrap_or(0);
+    let g1: Vec<G1Affine> = pool(seed, longest_g1.clamp(1, G1_POOL), G1Projective::generator());
+    let g2: Vec<G2Affine> = pool(seed + 1, shape.b_g2.clamp(1, G1_POOL / 4), G2Projective::generator());
+    let vk = VerifyingKey::<Bls12> {
+        alpha_g1: g1[0],
+        beta_g1: g1[g1.len() / 2],
+        beta_g2: g2[0],
+        gamma_g2: g2[g2.len() / 2],
+        delta_g1: g1[g1.len() - 1],
+        delta_g2: g2[g2.len() - 1],
+        ic: g1.iter().cycle().take(shape.inputs).copied().collect(),
+    };
+    let g1_bytes: Vec<u8> = g1.iter().flat_map(|p| p.to_uncompressed()).collect();
+    let g2_bytes: Vec<u8> = g2.iter().flat_map(|p| p.to_uncompressed()).collect();
+    write_atomically(path, |out| {
+        vk.write(&mut *out)?;
+        for count in [shape.h, shape.l, shape.a, shape.b_g1] {
+            section(out, count, &g1_bytes, 96)?;
+        }
+        section(out, shape.b_g2, &g2_bytes, 192)
+    })?;
+    std::fs::metadata(path).map(|m| m.len()).map_err(|error| ParamsError::Write { path: path.into(), error })
+}
+
+/// `count` distinct random points of the group `generator` generates, affine.
+fn pool<P, A>(seed: u64, count: usize, generator: P) -> Vec<A>
+where
+    P: Curve<AffineRepr = A> + std::ops::Mul<Scalar, Output = P> + Send + Sync + Copy,
+    A: Default + Clone + Send,
+{
+    let projective: Vec<P> = (0..count as u64)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            rng.set_stream(i);
+            generator * Scalar::random(&mut rng)
+        })
+        .collect();
+    let mut affine = vec![A::default(); count];
+    P::batch_normalize(&projective, &mut affine);
+    affine
+}
+
+/// A section: its big-endian u32 count, then `count` points cycled from `pool`, the
+/// uncompressed encodings of points of `point_bytes` each, concatenated.
+fn section(out: &mut impl Write, count: usize, pool: &[u8], point_bytes: usize) -> std::io::Result<()> {
+    let count32 = u32::try_from(count)
+        .map_err(|_| std::io::Error::other(format!("{count} points do not fit bellperson's u32 section count")))?;
+    out.write_all(&count32.to_be_bytes())?;
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(pool.len() / point_bytes);
+        out.write_all(&pool[..n * point_bytes])?;
+        left -= n;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use bellhop_circuits::CircuitSpec;
+    use bellperson::groth16::generate_random_parameters;
+
+    use super::*;
+    use crate::params::{self, Srs};
+
+    /// The sections a circuit's counted shape asks for are those of its real parameters,
+    /// and synthetic parameters of that shape read back as valid points of that shape.
+    #[test]
+    fn synthetic_parameters_have_the_real_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        for circuit in ["chain:500", "poseidon-merkle:2"] {
+            let spec: CircuitSpec = circuit.parse().unwrap();
+            let real_path = dir.path().join("real.params");
+            let real = generate_random_parameters::<Bls12, _, _>(
+                spec.setup_circuit().unwrap(),
+                &mut ChaCha20Rng::seed_from_u64(1),
+            )
+            .unwrap();
+            params::write(&real, &real_path).unwrap();
+            let shape = Shape::from(spec.shape().unwrap());
+            assert_eq!(shape, Shape::read(&real_path, circuit).unwrap(), "{circuit}");
+
+            let synthetic_path = dir.path().join("synthetic.params");
+            let bytes = write(&shape, 7, &synthetic_path).unwrap();
+            assert_eq!(bytes, std::fs::metadata(&real_path).unwrap().len(), "{circuit}: same size as the real file");
+            let synthetic = Srs::read(&synthetic_path, circuit, true).unwrap();
+            assert_eq!(synthetic.shape(), shape, "{circuit}");
+        }
+    }
+}

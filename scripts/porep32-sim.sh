@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The 32 GiB PoRep C2 by simulation, on the GPU machine (docs/BENCHMARKS.md, "32 GiB PoRep
+# by simulation"). Runs from the bundle scripts/gpu-bundle.sh makes:
+# 1. once per WORK: a synthetic C1 output (`bellhop fil synthetic-c1`) and synthetic
+#    parameters of the real shape (`bellhop params synthetic`), about 50 GB of disk;
+# 2. `bellhop bench synthetic-porep:32GiB` on them, started in its own session so that
+#    it outlives one call (a proof takes longer than a call may), with host and GPU
+#    memory sampled every 5 s beside it;
+# 3. waits up to WAIT seconds (540) for it and copies its files to OUT.
+# Called again with the same WORK and NAME, it only waits on (steps 1 and 2 are done).
+# SIZE (32GiB) is the sector size; a small one checks the script anywhere.
+# NAME names the run (baseline); BACKEND (cuda), STRATEGY (baseline), BATCH (partitions
+# synthesized together, 3), LOOKAHEAD (0), RUNS (1) and WARMUP (0) configure it.
+set -euo pipefail
+bundle="$(cd "$(dirname "$0")" && pwd)"
+bh="$bundle/bellhop"
+work="${WORK:?set WORK to a directory kept between calls}"
+out="${OUT:?set OUT to where results go}"
+name="${NAME:-baseline}"
+size="${SIZE:-32GiB}"
+mkdir -p "$work" "$out"
+log() { echo "== $(date -u +%H:%M:%S) $*"; }
+
+config="$work/$name.toml"
+printf '[params]\ndir = "%s"\n[backend]\nplugin = "%s"\n[synthesis]\nstrategy = "%s"\n[pipeline]\nlookahead = %s\nverify = false\n' \
+    "$work" "${BACKEND:-cuda}" "${STRATEGY:-baseline}" "${LOOKAHEAD:-0}" >"$config"
+if [[ ! -f "$work/c1.json" ]]; then
+    log "synthetic C1 output"
+    "$bh" --config "$config" fil synthetic-c1 --sector-size "$size" --seed 1 --out "$work/c1.json"
+fi
+if [[ ! -f "$work/bellhop-synthetic-porep-$size.params" ]]; then
+    log "synthetic parameters (disk before: $(df -h --output=avail "$work" | tail -1))"
+    "$bh" --config "$config" params synthetic "synthetic-porep:$size" --dir "$work"
+fi
+
+if [[ ! -f "$work/$name.started" ]]; then
+    touch "$work/$name.started"
+    log "bench $name: batch ${BATCH:-3}, lookahead ${LOOKAHEAD:-0}, $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
+    setsid bash -c "'$bh' --config '$config' bench synthetic-porep:$size --input '$work/c1.json' \
+        --runs ${RUNS:-1} --warmup ${WARMUP:-0} --batch ${BATCH:-3} --json >'$work/$name.json' 2>'$work/$name.log' &
+        echo \$! >'$work/$name.pid'; wait \$!; echo \$? >'$work/$name.rc'" </dev/null >/dev/null 2>&1 &
+    # Every 5 s: seconds, host memory in use, the bench's RSS (bytes), GPU memory in use (MiB).
+    setsid bash -c "while [[ ! -f '$work/$name.rc' ]]; do
+        rss=\$(ps -o rss= -p \$(cat '$work/$name.pid' 2>/dev/null || echo 1) 2>/dev/null || echo 0)
+        gpu=\$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null || echo 0)
+        echo \$(date +%s) \$(free -b | awk '/Mem:/ {print \$3}') \$((rss * 1024)) \$gpu
+        sleep 5; done >'$work/$name.memory'" </dev/null >/dev/null 2>&1 &
+fi
+
+deadline=$((SECONDS + ${WAIT:-540}))
+while [[ ! -f "$work/$name.rc" && $SECONDS -lt $deadline ]]; do sleep 5; done
+cp "$work/$name".* "$out/"
+tail -n 4 "$work/$name.log"
+if [[ -f "$work/$name.rc" ]]; then
+    log "bench $name ended with status $(cat "$work/$name.rc")"
+    awk 'NR == 1 || $3 > m { m = $3 } END { printf "largest sampled RSS %.1f GiB\n", m / 2^30 }' "$work/$name.memory"
+    awk '$4 > m { m = $4 } END { printf "largest sampled GPU memory %.1f GiB\n", m / 1024 }' "$work/$name.memory"
+else
+    log "bench $name still running: call again with the same WORK and NAME"
+fi
