@@ -192,7 +192,7 @@ for b in backends:
     bench = load(f"bench-{b}.json")
     if not bench or bench["circuit"] != circuit:  # WORK may hold another circuit's runs
         continue
-    sums = sorted(sum(row.get(p, 0.0) for p in phases + ["dealloc"]) for row in bench["per_proof"])
+    sums = sorted(sum(row.get(p, 0.0) for p in phases + ["dealloc"]) for row in bench["per_partition"])
     cells = " ".join(f"{bench['phases'].get(p, {}).get('median', 0.0):>9.4f}" for p in phases)
     steady = bench.get("seconds_per_proof_after_warmup", float("nan"))
     print(f"bellhop {b:<16} {wall(f'first-{b}.txt'):>7.2f} {steady:>7.3f} {sums[len(sums)//2]:>7.3f} {cells}")

@@ -9,24 +9,25 @@
 # 3. waits up to WAIT seconds (540) for it and copies its files to OUT.
 # Called again with the same WORK and NAME, it only waits on (steps 1 and 2 are done).
 # SIZE (32GiB) is the sector size; a small one checks the script anywhere.
-# NAME names the run (baseline); BACKEND (cuda), STRATEGY (baseline), BATCH (partitions
-# synthesized together, 3), LOOKAHEAD (0), RUNS (1) and WARMUP (0) configure it.
+# NAME names the run (baseline; its files in WORK are NAME-SIZE.*); BACKEND (cuda),
+# STRATEGY (baseline), BATCH (partitions synthesized together, 3), LOOKAHEAD (0), RUNS (1)
+# and WARMUP (0) configure it.
 set -euo pipefail
 bundle="$(cd "$(dirname "$0")" && pwd)"
 bh="$bundle/bellhop"
 work="${WORK:?set WORK to a directory kept between calls}"
 out="${OUT:?set OUT to where results go}"
-name="${NAME:-baseline}"
 size="${SIZE:-32GiB}"
+name="${NAME:-baseline}-$size"
 mkdir -p "$work" "$out"
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
 config="$work/$name.toml"
 printf '[params]\ndir = "%s"\n[backend]\nplugin = "%s"\n[synthesis]\nstrategy = "%s"\n[pipeline]\nlookahead = %s\nverify = false\n' \
     "$work" "${BACKEND:-cuda}" "${STRATEGY:-baseline}" "${LOOKAHEAD:-0}" >"$config"
-if [[ ! -f "$work/c1.json" ]]; then
+if [[ ! -f "$work/c1-$size.json" ]]; then
     log "synthetic C1 output"
-    "$bh" --config "$config" fil synthetic-c1 --sector-size "$size" --seed 1 --out "$work/c1.json"
+    "$bh" --config "$config" fil synthetic-c1 --sector-size "$size" --seed 1 --out "$work/c1-$size.json"
 fi
 if [[ ! -f "$work/bellhop-synthetic-porep-$size.params" ]]; then
     log "synthetic parameters (disk before: $(df -h --output=avail "$work" | tail -1))"
@@ -36,15 +37,17 @@ fi
 if [[ ! -f "$work/$name.started" ]]; then
     touch "$work/$name.started"
     log "bench $name: batch ${BATCH:-3}, lookahead ${LOOKAHEAD:-0}, $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
-    setsid bash -c "'$bh' --config '$config' bench synthetic-porep:$size --input '$work/c1.json' \
+    setsid bash -c "'$bh' --config '$config' bench synthetic-porep:$size --input '$work/c1-$size.json' \
         --runs ${RUNS:-1} --warmup ${WARMUP:-0} --batch ${BATCH:-3} --json >'$work/$name.json' 2>'$work/$name.log' &
         echo \$! >'$work/$name.pid'; wait \$!; echo \$? >'$work/$name.rc'" </dev/null >/dev/null 2>&1 &
     # Every 5 s: seconds, host memory in use, the bench's RSS (bytes), GPU memory in use (MiB).
     setsid bash -c "while [[ ! -f '$work/$name.rc' ]]; do
-        rss=\$(ps -o rss= -p \$(cat '$work/$name.pid' 2>/dev/null || echo 1) 2>/dev/null || echo 0)
-        gpu=\$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null || echo 0)
+        sleep 5
+        [[ -f '$work/$name.pid' ]] || continue
+        rss=\$(ps -o rss= -p \$(cat '$work/$name.pid') 2>/dev/null || echo 0)
+        gpu=\$(nvidia-smi -i 0 --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null || echo 0)
         echo \$(date +%s) \$(free -b | awk '/Mem:/ {print \$3}') \$((rss * 1024)) \$gpu
-        sleep 5; done >'$work/$name.memory'" </dev/null >/dev/null 2>&1 &
+        done >'$work/$name.memory'" </dev/null >/dev/null 2>&1 &
 fi
 
 deadline=$((SECONDS + ${WAIT:-540}))

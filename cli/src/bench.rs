@@ -3,6 +3,7 @@
 use std::{process::ExitCode, time::Instant};
 
 use anyhow::{bail, Context as _, Result};
+use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_sdk::strategy::Job;
 use serde_json::json;
 
@@ -39,17 +40,19 @@ pub(super) struct Args {
 }
 
 pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
-    let Proving { spec, session, srs, mut options } = context.proving(&args.circuit, args.params.as_deref())?;
+    // The input before the parameters, which may take a minute and most of the memory.
+    let spec: CircuitSpec = args.circuit.parse()?;
     let input = match &args.input {
         Some(path) => std::fs::read(path).with_context(|| format!("reading --input {}", path.display()))?,
         None if spec.reads_input() => bail!("{spec} reads its witness from a file: give it with --input FILE"),
         None => Vec::new(),
     };
+    let partitions = spec.partitions(&input)?;
+    let Proving { spec, session, srs, mut options } = context.proving(&args.circuit, args.params.as_deref())?;
     if spec.benchmark_only() && options.verify {
         eprintln!("{spec}: proofs of a synthetic input prove nothing, so they are not verified (nor kept)");
         options.verify = false;
     }
-    let partitions = if spec.reads_input() { spec.partitions(&input)? } else { 1 };
     let total = args.warmup + args.runs;
     let jobs: Vec<Job> = (0..total * partitions)
         .map(|i| {
@@ -63,7 +66,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     bar.set_message(format!("bench {spec} on {}", session.backend.name));
     // Reading and uploading the parameters peaks apart from proving: both are reported.
     let loading_peak_rss = memory::peak_rss();
-    memory::reset_peak_rss();
+    let reset = memory::reset_peak_rss();
     // When the last warm-up proof was done: from there, the pipeline is in its steady state.
     let warm = std::sync::Mutex::new(None);
     let start = Instant::now();
@@ -71,7 +74,12 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         &session.backend,
         session.strategy.as_ref(),
         &srs,
-        jobs.chunks(args.batch.max(1)).map(<[Job]>::to_vec).collect(),
+        // Warm-up and measured proofs in batches of their own, so that none is both.
+        jobs[..args.warmup * partitions]
+            .chunks(args.batch.max(1))
+            .chain(jobs[args.warmup * partitions..].chunks(args.batch.max(1)))
+            .map(<[Job]>::to_vec)
+            .collect(),
         &options,
         &|proved| {
             if proved.index + 1 == args.warmup * partitions {
@@ -98,7 +106,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
             (phase.to_string(), Summary::of(measured.iter().map(|row| row.get(*phase).copied().unwrap_or(0.0))))
         })
         .collect();
-    let peak_rss = memory::peak_rss();
+    let peak_rss = memory::peak_rss().filter(|_| reset);
     if args.json {
         let phases: serde_json::Map<_, _> =
             summaries.iter().map(|(p, s)| (p.clone(), serde_json::to_value(s).expect("plain numbers"))).collect();

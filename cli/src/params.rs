@@ -148,7 +148,8 @@ fn synthetic(context: &Context, args: &SyntheticArgs) -> Result<ExitCode> {
     if !spec.benchmark_only() {
         bail!(
             "synthetic parameters are made only for synthetic-porep circuits (e.g. synthetic-porep:32GiB), whose \
-             proofs prove nothing; `bellhop params gen {spec}` makes real ones"
+             proofs prove nothing; {spec} is proved with real ones: the published file for a Filecoin circuit, or \
+             `bellhop params gen {spec}`"
         );
     }
     let path = match (&args.out, &args.dir) {

@@ -99,20 +99,23 @@ fn parse_hex(s: &str) -> Result<Scalar> {
 }
 
 pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
-    // Before the parameters are read: those of a benchmark-only circuit are large.
-    args.circuit.parse::<CircuitSpec>()?.refuse_benchmark_only()?;
-    let Proving { spec, session, srs, mut options } = context.proving(&args.circuit, args.params.as_deref())?;
+    // The circuit and its input before the parameters, which may take a minute and most
+    // of the memory.
+    let spec: CircuitSpec = args.circuit.parse()?;
+    spec.refuse_benchmark_only()?;
     let input = match &args.input {
         Some(path) => std::fs::read(path).with_context(|| format!("reading --input {}", path.display()))?,
         None if spec.reads_input() => bail!("{spec} reads its witness from a file: give it with --input FILE"),
         None => Vec::new(),
     };
+    let partitions = spec.partitions(&input)?;
+    let Proving { spec, session, srs, mut options } = context.proving(&args.circuit, args.params.as_deref())?;
     // A Filecoin input makes one proof per partition, from partition 0.
     let (first, count) = if spec.reads_input() {
         if args.count != 1 || args.seed != 0 {
             bail!("--count and --seed do not apply to {spec}: it proves every partition of its --input");
         }
-        (0, spec.partitions(&input)?)
+        (0, partitions)
     } else {
         (args.seed, args.count)
     };

@@ -448,6 +448,7 @@ impl Engine {
 
     /// Loads the parameters of `circuit` and lets every device keep their bases.
     pub fn preload(&self, circuit: &CircuitSpec) -> Result<Preloaded, Refused> {
+        circuit.refuse_benchmark_only().map_err(|e| Refused::Invalid(e.to_string()))?;
         self.shared.check_params(circuit)?;
         let (lease, took, _) = self.shared.acquire_params(circuit, false).map_err(Refused::BadParams)?;
         if took.is_some() {

@@ -163,6 +163,7 @@ impl ParamCache {
         let mut reservation = reserve(shape.resident_bytes())?;
         let start = Instant::now();
         let srs = Srs::read(&path, &circuit.to_string(), false).map_err(|e| e.to_string())?;
+        bellhop_host::synthetic_params::refuse_for(&srs, circuit).map_err(|e| e.to_string())?;
         let took = start.elapsed();
         tracing::info!("loaded the parameters of {circuit} from {} in {took:.1?}", path.display());
         reservation.resize(srs.resident_bytes());

@@ -223,6 +223,7 @@ async fn benchmark_only_circuits_are_refused() {
     let request = JobRequest { request_id: None, circuit, input: b"{}".to_vec(), partitions: 1, priority: None };
     let Err(Refused::Invalid(why)) = engine.submit(request) else { panic!("a synthetic-porep job was taken") };
     assert!(why.contains("for benchmarks only"), "{why}");
+    assert!(matches!(engine.preload(&circuit), Err(Refused::Invalid(_))));
 }
 
 #[tokio::test]

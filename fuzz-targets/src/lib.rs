@@ -56,14 +56,16 @@ pub fn params_file(data: &[u8]) {
 }
 
 /// The kinds `filecoin_input`'s first byte picks from.
-pub const FILECOIN_KINDS: [Kind; 4] = [Kind::Porep, Kind::Snap, Kind::WinningPost, Kind::WindowPost];
+pub const FILECOIN_KINDS: [Kind; 5] =
+    [Kind::Porep, Kind::Snap, Kind::WinningPost, Kind::WindowPost, Kind::SyntheticPorep];
 
 /// A Filecoin input (PoRep C1 output, PoSt or SnapDeals vanilla proofs) of a 2 KiB sector,
 /// its kind picked by the first byte (`FILECOIN_KINDS`): parsed, then the public inputs and
 /// the circuit of its first partitions built from it (which checks its vanilla proofs).
 pub fn filecoin_input(data: &[u8]) {
     let Some((&kind, input)) = data.split_first() else { return };
-    let spec = FilecoinSpec { kind: FILECOIN_KINDS[usize::from(kind) % 4], sector_size: SectorSize::Kib2 };
+    let spec =
+        FilecoinSpec { kind: FILECOIN_KINDS[usize::from(kind) % FILECOIN_KINDS.len()], sector_size: SectorSize::Kib2 };
     let Ok(partitions) = spec.partitions(input) else { return };
     for partition in 0..partitions.min(2) {
         let _ = spec.public_inputs(input, partition);

@@ -89,6 +89,18 @@ pub enum ParamsError {
         /// What differs.
         mismatch: String,
     },
+    /// Synthetic parameters for a circuit that is proved for real.
+    #[error(
+        "parameter file `{}` holds SYNTHETIC parameters (`bellhop params synthetic`), whose proofs verify against \
+         nothing; {circuit} needs real ones: the published file, or `bellhop params gen {circuit}`",
+        .path.display()
+    )]
+    Synthetic {
+        /// The file.
+        path: PathBuf,
+        /// The circuit.
+        circuit: String,
+    },
     /// Writing failed.
     #[error("cannot write parameter file `{}`: {error}", .path.display())]
     Write {

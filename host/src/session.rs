@@ -214,7 +214,9 @@ pub fn params_path(config: &Config, spec: &CircuitSpec, explicit: Option<&Path>)
 
 /// Reads the parameters of `circuit`.
 pub fn load_params(config: &Config, spec: &CircuitSpec, explicit: Option<&Path>) -> Result<Arc<Srs>> {
-    Ok(Arc::new(Srs::read(&params_path(config, spec, explicit)?, &spec.to_string(), false)?))
+    let srs = Srs::read(&params_path(config, spec, explicit)?, &spec.to_string(), false)?;
+    crate::synthetic_params::refuse_for(&srs, spec)?;
+    Ok(Arc::new(srs))
 }
 
 #[cfg(test)]

@@ -7,15 +7,16 @@
 
 use std::{io::Write, path::Path};
 
+use bellhop_circuits::CircuitSpec;
 use bellperson::groth16::VerifyingKey;
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
-use group::{Curve, Group};
+use group::{prime::PrimeCurveAffine, Curve, Group};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
-use crate::params::{write_atomically, ParamsError, Shape};
+use crate::params::{write_atomically, ParamsError, Shape, Srs};
 
 /// Distinct G1 points in the pool; G2 has a quarter as many.
 const G1_POOL: usize = 1 << 16;
@@ -25,10 +26,11 @@ const G1_POOL: usize = 1 << 16;
 pub fn write(shape: &Shape, seed: u64, path: &Path) -> Result<u64, ParamsError> {
     let longest_g1 = [shape.inputs, shape.h, shape.l, shape.a, shape.b_g1].into_iter().max().unwrap_or(0);
     let g1: Vec<G1Affine> = pool(seed, longest_g1.clamp(1, G1_POOL), G1Projective::generator());
-    let g2: Vec<G2Affine> = pool(seed + 1, shape.b_g2.clamp(1, G1_POOL / 4), G2Projective::generator());
+    let g2: Vec<G2Affine> = pool(seed.wrapping_add(1), shape.b_g2.clamp(1, G1_POOL / 4), G2Projective::generator());
     let vk = VerifyingKey::<Bls12> {
-        alpha_g1: g1[0],
-        beta_g1: g1[g1.len() / 2],
+        // The mark of synthetic parameters (see `is_synthetic`).
+        alpha_g1: G1Affine::generator(),
+        beta_g1: G1Affine::generator(),
         beta_g2: g2[0],
         gamma_g2: g2[g2.len() / 2],
         delta_g1: g1[g1.len() - 1],
@@ -45,6 +47,21 @@ pub fn write(shape: &Shape, seed: u64, path: &Path) -> Result<u64, ParamsError> 
         section(out, shape.b_g2, &g2_bytes, 192)
     })?;
     std::fs::metadata(path).map(|m| m.len()).map_err(|error| ParamsError::Write { path: path.into(), error })
+}
+
+/// Whether `srs` are synthetic parameters: their verifying key's alpha and beta in G1
+/// are both the generator, which no generated key's are but by a 2^-255 chance.
+pub fn is_synthetic(srs: &Srs) -> bool {
+    srs.vk.alpha_g1 == G1Affine::generator() && srs.vk.beta_g1 == G1Affine::generator()
+}
+
+/// Fails if `srs` are synthetic parameters and `circuit` is not benchmark-only: proofs
+/// with them verify against nothing.
+pub fn refuse_for(srs: &Srs, circuit: &CircuitSpec) -> Result<(), ParamsError> {
+    if is_synthetic(srs) && !circuit.benchmark_only() {
+        return Err(ParamsError::Synthetic { path: srs.path.clone(), circuit: circuit.to_string() });
+    }
+    Ok(())
 }
 
 /// `count` distinct random points of the group `generator` generates, affine.
@@ -83,7 +100,6 @@ fn section(out: &mut impl Write, count: usize, pool: &[u8], point_bytes: usize) 
 
 #[cfg(test)]
 mod tests {
-    use bellhop_circuits::CircuitSpec;
     use bellperson::groth16::generate_random_parameters;
 
     use super::*;
@@ -111,6 +127,9 @@ mod tests {
             assert_eq!(bytes, std::fs::metadata(&real_path).unwrap().len(), "{circuit}: same size as the real file");
             let synthetic = Srs::read(&synthetic_path, circuit, true).unwrap();
             assert_eq!(synthetic.shape(), shape, "{circuit}");
+            assert!(is_synthetic(&synthetic) && !is_synthetic(&Srs::read(&real_path, circuit, false).unwrap()));
+            let e = refuse_for(&synthetic, &spec).unwrap_err().to_string();
+            assert!(e.contains("SYNTHETIC") && e.contains(circuit), "{e}");
         }
     }
 }

@@ -322,8 +322,30 @@ fn synthetic_porep_input_has_the_real_shape_and_is_refused_for_proofs() {
     assert!(e.contains("synthetic C1 output") && e.contains("bellhop bench synthetic-porep:2KiB"), "{e}");
     let e = error(porep, &serde_json::to_vec(&file["c1"]).unwrap());
     assert!(e.contains("do not match their public data"), "{e}");
+    let wrapped = serde_json::to_vec(&serde_json::json!({
+        "SectorNum": 1, "SectorSize": 2048,
+        "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&synthetic),
+    }))
+    .unwrap();
+    assert!(error(porep, &wrapped).contains("synthetic C1 output"));
     let e = error(bench, &fixture.c1);
     assert!(e.contains("it is not synthetic") && e.contains("porep:2KiB"), "{e}");
+    // A damaged synthetic input is an error, not a panic in the circuit.
+    let e = error(bench, &synthetic[..synthetic.len() / 2]);
+    assert!(e.contains("truncated"), "{e}");
+    let proof = |v: &mut serde_json::Value| v["c1"]["vanilla_proofs"][0][0].take();
+    let damaged = [
+        edited(&synthetic, |v| drop(proof(v)["labeling_proofs"].as_array_mut().unwrap().pop())),
+        edited(&synthetic, |v| {
+            v["c1"]["vanilla_proofs"][0][0]["comm_r_last_proof"]["data"]["Single"]["path"]["path"][0]["index"] =
+                9.into()
+        }),
+        edited(&synthetic, |v| drop(v["c1"]["vanilla_proofs"].as_array_mut().unwrap().pop())),
+    ];
+    for input in damaged {
+        let e = error(bench, &input);
+        assert!(e.contains("is damaged") && e.contains("bellhop fil synthetic-c1"), "{e}");
+    }
     let e = CircuitSpec::Filecoin(bench).refuse_benchmark_only().unwrap_err().to_string();
     assert!(e.contains("for benchmarks only"), "{e}");
     assert!(CircuitSpec::Filecoin(bench).params_file_name().unwrap().starts_with("bellhop-synthetic-porep"));

@@ -243,13 +243,15 @@ pub fn cuzk_circuit_id(spec: FilecoinSpec) -> String {
     format!("{kind}-{size}")
 }
 
-/// The circuit cuzk's parameter-set name `id` stands for, if it names one Bellhop proves.
+/// The circuit cuzk's parameter-set name `id` stands for, if it names one Bellhop proves
+/// (not the benchmark-only `synthetic-porep`).
 pub fn from_cuzk_circuit_id(id: &str) -> Option<FilecoinSpec> {
     SectorSize::ALL
         .into_iter()
         .flat_map(|sector_size| {
             Kind::NAMES.map(|name| FilecoinSpec { kind: Kind::from_name(name).expect("listed"), sector_size })
         })
+        .filter(|spec| spec.kind != Kind::SyntheticPorep)
         .find(|spec| cuzk_circuit_id(*spec) == id)
 }
 
@@ -586,7 +588,8 @@ mod tests {
         for size in SectorSize::ALL {
             for name in Kind::NAMES {
                 let spec = FilecoinSpec { kind: Kind::from_name(name).unwrap(), sector_size: size };
-                assert_eq!(from_cuzk_circuit_id(&cuzk_circuit_id(spec)), Some(spec));
+                let proved = spec.kind != Kind::SyntheticPorep;
+                assert_eq!(from_cuzk_circuit_id(&cuzk_circuit_id(spec)), proved.then_some(spec));
             }
         }
     }

@@ -370,20 +370,28 @@ where
             }
         };
         Ok(match spec.kind {
-            Kind::Porep if synthetic::is_synthetic(bytes) => return Err(FilecoinError::Synthetic { spec }),
             Kind::SyntheticPorep => {
-                if !synthetic::is_synthetic(bytes) {
+                let Some(notice) = json::<synthetic::Probe>(spec, bytes)?.bellhop_synthetic else {
                     return Err(FilecoinError::Input {
                         spec,
                         expected: expected(spec.kind),
                         why: format!("it is not synthetic; prove a real C1 output as porep:{}", spec.sector_size),
                     });
-                }
+                };
+                check_circuit(spec, &notice.circuit)?;
+                // Its vanilla proofs are not verified, which would catch a malformed one:
+                // its shape is checked against a file made afresh instead.
+                synthetic::check_shape(spec.sector_size, bytes).map_err(|why| FilecoinError::Input {
+                    spec,
+                    expected: expected(spec.kind),
+                    why: format!("it is damaged ({why}); make it again with `bellhop fil synthetic-c1`"),
+                })?;
                 let file: SyntheticC1<Tree> = json(spec, bytes)?;
-                let made_for = file.bellhop_synthetic.circuit;
-                check_circuit(spec, &made_for)?;
-                let c1 = file.c1;
-                Typed::Porep(Box::new(Porep { c1, seal: SealProof::bellhop(spec.sector_size), synthetic: true }))
+                Typed::Porep(Box::new(Porep {
+                    c1: file.c1,
+                    seal: SealProof::bellhop(spec.sector_size),
+                    synthetic: true,
+                }))
             }
             Kind::Porep => {
                 let not_input = |why: String| FilecoinError::Input { spec, expected: expected(spec.kind), why };
@@ -396,6 +404,9 @@ where
                     }
                     Err(_) => bytes.to_vec(),
                 };
+                if synthetic::is_synthetic(&inner) {
+                    return Err(FilecoinError::Synthetic { spec });
+                }
                 let porep = match json::<RegisteredProbe>(spec, &inner)?.registered_proof {
                     Some(name) => {
                         let (size, seal) = SealProof::named(&name).map_err(not_input)?;

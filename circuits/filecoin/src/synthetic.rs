@@ -12,9 +12,9 @@
 
 use filecoin_hashers::{sha256::Sha256Hasher, Domain, HashFunction, Hasher};
 use filecoin_proofs::{SealCommitPhase1Output, TreeRHasher, VanillaSealProof};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::{de::IgnoredAny, Deserialize, Serialize};
+use serde::{Deserialize, Serialize};
 use storage_proofs_core::{
     drgraph::Graph,
     merkle::{MerkleProof, MerkleTreeTrait},
@@ -45,14 +45,66 @@ pub(crate) struct SyntheticC1<Tree: 'static + MerkleTreeTrait> {
     pub(crate) c1: SealCommitPhase1Output<Tree>,
 }
 
+/// A JSON object's notice, if it has one (its other fields are skipped).
 #[derive(Deserialize)]
-struct Probe {
-    bellhop_synthetic: Option<IgnoredAny>,
+pub(crate) struct Probe {
+    pub(crate) bellhop_synthetic: Option<Notice>,
 }
 
 /// Whether `bytes` are a synthetic input (JSON with a `bellhop_synthetic` notice).
 pub fn is_synthetic(bytes: &[u8]) -> bool {
     serde_json::from_slice::<Probe>(bytes).is_ok_and(|probe| probe.bellhop_synthetic.is_some())
+}
+
+/// Checks that the synthetic input `bytes` has the shape of one [`porep_c1`] makes for
+/// `size` (every object's fields, every array's length) and that every Merkle path index
+/// is within its level's arity: what the circuit indexes without checking. Says where
+/// it differs.
+pub(crate) fn check_shape(size: SectorSize, bytes: &[u8]) -> Result<(), String> {
+    let input: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let made: serde_json::Value =
+        serde_json::from_slice(&porep_c1(size, 0).map_err(|e| e.to_string())?).expect("porep_c1 writes JSON");
+    same_shape(&input["c1"], &made["c1"], &mut String::from("c1"))
+}
+
+fn same_shape(input: &serde_json::Value, made: &serde_json::Value, at: &mut String) -> Result<(), String> {
+    use serde_json::Value;
+    match (input, made) {
+        (Value::Object(input), Value::Object(made)) => {
+            if input.len() != made.len() || made.keys().any(|k| !input.contains_key(k)) {
+                return Err(format!("{at} has fields {:?}, not {:?}", input.keys(), made.keys()));
+            }
+            if let (Some(index), Some(Value::Array(hashes))) = (input.get("index"), input.get("hashes")) {
+                if !index.as_u64().is_some_and(|i| i <= hashes.len() as u64) {
+                    return Err(format!("{at}.index is {index}, past the level's arity {}", hashes.len() + 1));
+                }
+            }
+            for (key, made) in made {
+                let len = at.len();
+                at.push_str(&format!(".{key}"));
+                same_shape(&input[key], made, at)?;
+                at.truncate(len);
+            }
+            Ok(())
+        }
+        (Value::Array(input), Value::Array(made)) => {
+            if input.len() != made.len() {
+                return Err(format!("{at} has {} items, not {}", input.len(), made.len()));
+            }
+            for (i, (input, made)) in input.iter().zip(made).enumerate() {
+                let len = at.len();
+                at.push_str(&format!("[{i}]"));
+                same_shape(input, made, at)?;
+                at.truncate(len);
+            }
+            Ok(())
+        }
+        (Value::Number(_), Value::Number(_))
+        | (Value::String(_), Value::String(_))
+        | (Value::Bool(_), Value::Bool(_))
+        | (Value::Null, Value::Null) => Ok(()),
+        _ => Err(format!("{at} is not of the kind a synthetic input has there")),
+    }
 }
 
 /// A synthetic C1 output for PoRep of `size`, as JSON: every partition, every challenge
@@ -134,8 +186,6 @@ fn challenge_proof<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         let rows = (0..layers).map(|_| <TreeRHasher as Hasher>::Domain::random(rng)).collect();
         ColumnProof::from_column(Column::new(node, rows)?, tree_proof::<Tree>(rng, nodes, node as usize, roots.comm_c))
     };
-    // One generator per challenge, so that proofs do not depend on the order they are made in.
-    let rng = &mut ChaCha8Rng::seed_from_u64(rng.gen());
     let mut drg_parents = vec![0; graph.base_graph().degree()];
     graph.base_parents(challenge, &mut drg_parents)?;
     let mut exp_parents = vec![0; graph.expansion_degree()];
