@@ -9,7 +9,9 @@ use serde_json::json;
 
 use super::{Context, Proving};
 use bellhop_host::{
+    config::parse_size,
     memory,
+    params::Shape,
     phases::{PhaseTable, PHASES},
     pipeline,
     stats::Summary,
@@ -31,6 +33,11 @@ pub(super) struct Args {
     /// Partitions (or proofs) synthesized together in one strategy call.
     #[arg(long, default_value_t = 1)]
     batch: usize,
+    /// A host memory budget (e.g. 96GiB): as many partitions are synthesized together
+    /// as fit in it beside the resident parameters and the partition being proved
+    /// (instead of --batch).
+    #[arg(long, value_parser = parse_size, conflicts_with = "batch")]
+    budget: Option<u64>,
     /// The parameter file (default: the circuit's file in `[params] dir`).
     #[arg(long)]
     params: Option<std::path::PathBuf>,
@@ -49,6 +56,10 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     };
     let partitions = spec.partitions(&input)?;
     let Proving { spec, session, srs, mut options } = context.proving(&args.circuit, args.params.as_deref())?;
+    let batch = match args.budget {
+        Some(budget) => batch_within(&srs.shape(), budget, options.lookahead)?,
+        None => args.batch.max(1),
+    };
     if spec.benchmark_only() && options.verify {
         eprintln!("{spec}: proofs of a synthetic input prove nothing, so they are not verified (nor kept)");
         options.verify = false;
@@ -76,8 +87,8 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         &srs,
         // Warm-up and measured proofs in batches of their own, so that none is both.
         jobs[..args.warmup * partitions]
-            .chunks(args.batch.max(1))
-            .chain(jobs[args.warmup * partitions..].chunks(args.batch.max(1)))
+            .chunks(batch)
+            .chain(jobs[args.warmup * partitions..].chunks(batch))
             .map(<[Job]>::to_vec)
             .collect(),
         &options,
@@ -114,7 +125,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
             "{}",
             serde_json::to_string_pretty(&json!({
                 "circuit": spec.to_string(), "backend": session.backend.name, "strategy": session.strategy_name,
-                "partitions": partitions, "batch": args.batch, "lookahead": options.lookahead,
+                "partitions": partitions, "batch": batch, "budget_bytes": args.budget, "lookahead": options.lookahead,
                 "warmup": args.warmup, "runs": args.runs, "wall_seconds": wall,
                 "seconds_per_proof_after_warmup": steady, "peak_rss_bytes": peak_rss,
                 "loading_peak_rss_bytes": loading_peak_rss,
@@ -147,4 +158,34 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         println!("peak RSS {:.2} GiB proving, {:.2} GiB reading the parameters", gib(proving), gib(loading));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The batch that keeps a bench inside `budget` bytes of host memory: the synthesized
+/// partitions that fit beside the resident parameters and the one being proved, shared
+/// among the `lookahead + 1` batches in flight.
+fn batch_within(shape: &Shape, budget: u64, lookahead: usize) -> Result<usize> {
+    let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
+    let batch = shape.partitions_within(budget) as usize / (lookahead + 1);
+    if batch == 0 {
+        bail!(
+            "a budget of {:.1} GiB does not hold these parameters ({:.1} GiB resident), a partition being proved \
+             ({:.1} GiB) and {} synthesized one(s) ({:.1} GiB each) with [pipeline] lookahead = {lookahead}: give \
+             at least {:.1} GiB",
+            gib(budget),
+            gib(shape.resident_bytes()),
+            gib(shape.proving_bytes()),
+            lookahead + 1,
+            gib(shape.assignment_bytes()),
+            gib(shape.resident_bytes() + shape.proving_bytes() + (lookahead as u64 + 1) * shape.assignment_bytes())
+        );
+    }
+    eprintln!(
+        "budget {:.1} GiB: {:.1} GiB of parameters, {:.1} GiB a synthesized partition, {:.1} GiB proving one: \
+         {batch} partition(s) synthesized together",
+        gib(budget),
+        gib(shape.resident_bytes()),
+        gib(shape.assignment_bytes()),
+        gib(shape.proving_bytes())
+    );
+    Ok(batch)
 }

@@ -228,13 +228,28 @@ impl Shape {
         (g1 * std::mem::size_of::<G1Affine>() + self.b_g2 * std::mem::size_of::<G2Affine>()) as u64
     }
 
-    /// The bytes one proof with these parameters holds at most on the host: A, B and C
-    /// padded to the domain, the aux and input assignments, the A and B scalars gathered
-    /// for their MSMs, and h.
+    /// The bytes one proof with these parameters holds at most on the host: its
+    /// assignment and what proving it adds.
     pub fn proof_bytes(&self) -> u64 {
-        let domain = self.h as u64 + 1;
-        let scalars = 3 * domain + 2 * self.l as u64 + self.inputs as u64 + self.a as u64 + self.b_g1 as u64 + domain;
-        scalars * 32
+        self.assignment_bytes() + self.proving_bytes()
+    }
+
+    /// The bytes a synthesized partition holds on the host until it is proved: A, B and C
+    /// (at most the domain each), the aux and input assignments.
+    pub fn assignment_bytes(&self) -> u64 {
+        (3 * (self.h as u64 + 1) + self.l as u64 + self.inputs as u64) * 32
+    }
+
+    /// The bytes proving one partition adds while it runs: h, a copy of the aux
+    /// assignment, and the A and B scalars gathered for their MSMs.
+    pub fn proving_bytes(&self) -> u64 {
+        (self.h as u64 + 1 + self.l as u64 + self.a as u64 + self.b_g1 as u64) * 32
+    }
+
+    /// How many synthesized partitions fit in `budget` bytes beside these parameters
+    /// (resident) and one partition being proved.
+    pub fn partitions_within(&self, budget: u64) -> u64 {
+        budget.saturating_sub(self.resident_bytes() + self.proving_bytes()) / self.assignment_bytes()
     }
 }
 

@@ -132,4 +132,25 @@ mod tests {
             assert!(e.contains("SYNTHETIC") && e.contains(circuit), "{e}");
         }
     }
+
+    /// The host memory model (`Shape::partitions_within`) against the peaks measured with
+    /// the 32 GiB PoRep circuit on the H200 (docs/BENCHMARKS.md, "32 GiB PoRep by
+    /// simulation"): it must not promise room that was not there.
+    #[test]
+    fn the_memory_model_covers_the_measured_32gib_peaks() {
+        // synthetic-porep:32GiB as `bellhop params synthetic` counted it; B's inputs: the one.
+        let shape =
+            Shape { inputs: 328, h: (1 << 27) - 1, l: 130_169_893, a: 129_753_620, b_g1: 33_112_282, b_g2: 33_112_282 };
+        let gib = |n: f64| (n * (1u64 << 30) as f64) as u64;
+        let peak = |batch: u64| shape.resident_bytes() + batch * shape.assignment_bytes() + shape.proving_bytes();
+        for (batch, measured) in [(3, gib(95.2)), (4, gib(111.8))] {
+            assert!(
+                peak(batch) >= measured,
+                "batch {batch}: the model says {} bytes, {measured} were measured",
+                peak(batch)
+            );
+        }
+        let within = |budget| shape.partitions_within(gib(budget));
+        assert_eq!((within(64.0), within(96.0), within(120.0), within(256.0)), (0, 2, 3, 12));
+    }
 }
