@@ -28,7 +28,11 @@ const VK_FIXED_BYTES: usize = 3 * G1_BYTES + 3 * G2_BYTES;
 #[derive(Debug, thiserror::Error)]
 pub enum ParamsError {
     /// The file is missing or unreadable.
-    #[error("cannot open parameter file `{}`: {error}; generate it with `bellhop params gen {circuit}`", .path.display())]
+    #[error(
+        "cannot open parameter file `{}`: {error}; generate it with `bellhop params {} {circuit}`",
+        .path.display(),
+        if circuit.starts_with("synthetic-") { "synthetic" } else { "gen" }
+    )]
     Open {
         /// The file.
         path: PathBuf,
