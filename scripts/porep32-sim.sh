@@ -29,7 +29,11 @@ if [[ ! -f "$work/c1-$size.json" ]]; then
     log "synthetic C1 output"
     "$bh" --config "$config" fil synthetic-c1 --sector-size "$size" --seed 1 --out "$work/c1-$size.json"
 fi
-if [[ ! -f "$work/bellhop-synthetic-porep-$size.params" ]]; then
+# PARAMS=memory makes them in the bench's memory instead (no 47 GB file on the disk).
+params_arg=""
+if [[ "${PARAMS:-file}" == memory ]]; then
+    params_arg="--synthetic-params"
+elif [[ ! -f "$work/bellhop-synthetic-porep-$size.params" ]]; then
     log "synthetic parameters (disk before: $(df -h --output=avail "$work" | tail -1))"
     "$bh" --config "$config" params synthetic "synthetic-porep:$size" --dir "$work"
 fi
@@ -38,7 +42,7 @@ if [[ ! -f "$work/$name.started" ]]; then
     touch "$work/$name.started"
     log "bench $name: batch ${BATCH:-3}, lookahead ${LOOKAHEAD:-0}, $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
     setsid bash -c "'$bh' --config '$config' bench synthetic-porep:$size --input '$work/c1-$size.json' \
-        --runs ${RUNS:-1} --warmup ${WARMUP:-0} --batch ${BATCH:-3} --json >'$work/$name.json' 2>'$work/$name.log' &
+        --runs ${RUNS:-1} --warmup ${WARMUP:-0} --batch ${BATCH:-3} $params_arg --json >'$work/$name.json' 2>'$work/$name.log' &
         echo \$! >'$work/$name.pid'; wait \$!; echo \$? >'$work/$name.rc'" </dev/null >/dev/null 2>&1 &
     # Every 5 s: seconds, host memory in use, the bench's RSS (bytes), GPU memory in use (MiB).
     setsid bash -c "while [[ ! -f '$work/$name.rc' ]]; do

@@ -1,6 +1,6 @@
 //! `bellhop bench`: N proofs after warm-up, with the median and spread of every phase.
 
-use std::{process::ExitCode, time::Instant};
+use std::{process::ExitCode, sync::Arc, time::Instant};
 
 use anyhow::{bail, Context as _, Result};
 use bellhop_circuits::CircuitSpec;
@@ -15,6 +15,7 @@ use bellhop_host::{
     phases::{PhaseTable, PHASES},
     pipeline,
     stats::Summary,
+    synthetic_params,
 };
 
 #[derive(Debug, clap::Args)]
@@ -41,6 +42,10 @@ pub(super) struct Args {
     /// The parameter file (default: the circuit's file in `[params] dir`).
     #[arg(long)]
     params: Option<std::path::PathBuf>,
+    /// For a synthetic-porep circuit: make its synthetic parameters in memory (as `bellhop
+    /// params synthetic` writes them) instead of reading a file.
+    #[arg(long, conflicts_with = "params")]
+    synthetic_params: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -55,7 +60,19 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         None => Vec::new(),
     };
     let partitions = spec.partitions(&input)?;
-    let Proving { spec, session, srs, mut options } = context.proving(&args.circuit, args.params.as_deref())?;
+    let Proving { spec, session, srs, mut options } = if args.synthetic_params {
+        if !spec.benchmark_only() {
+            bail!("--synthetic-params is for synthetic-porep circuits; {spec} is proved with real parameters");
+        }
+        context.proving_with(spec, |spec| {
+            let start = Instant::now();
+            let srs = synthetic_params::in_memory(&spec.shape()?.into(), 1, spec);
+            eprintln!("made synthetic parameters for {spec} in memory in {:.1} s", start.elapsed().as_secs_f64());
+            Ok(Arc::new(srs))
+        })?
+    } else {
+        context.proving(&args.circuit, args.params.as_deref())?
+    };
     let batch = match args.budget {
         Some(budget) => batch_within(&srs.shape(), budget, options.lookahead)?,
         None => args.batch.max(1),

@@ -138,9 +138,18 @@ impl Context {
     /// circuit's parameters (`params`, else the circuit's file in `[params] dir`).
     fn proving(&self, circuit: &str, params: Option<&std::path::Path>) -> Result<Proving> {
         let spec: bellhop_circuits::CircuitSpec = circuit.parse()?;
+        self.proving_with(spec, |spec| bellhop_host::session::load_params(&self.config, spec, params))
+    }
+
+    /// As [`proving`](Self::proving), with the parameters `srs` makes.
+    fn proving_with(
+        &self,
+        spec: bellhop_circuits::CircuitSpec,
+        srs: impl FnOnce(&bellhop_circuits::CircuitSpec) -> Result<std::sync::Arc<bellhop_host::params::Srs>>,
+    ) -> Result<Proving> {
         warn_if_unverified(&self.config);
         let mut session = bellhop_host::session::Session::open(&self.config, &self.plugin_dir)?;
-        let srs = bellhop_host::session::load_params(&self.config, &spec, params)?;
+        let srs = srs(&spec)?;
         session.keep_bases(&srs)?;
         let options = bellhop_host::pipeline::PipelineOptions {
             lookahead: self.config.pipeline.lookahead,

@@ -8,7 +8,7 @@
 use std::{io::Write, path::Path};
 
 use bellhop_circuits::CircuitSpec;
-use bellperson::groth16::VerifyingKey;
+use bellperson::groth16::{prepare_verifying_key, VerifyingKey};
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -21,22 +21,42 @@ use crate::params::{write_atomically, ParamsError, Shape, Srs};
 /// Distinct G1 points in the pool; G2 has a quarter as many.
 const G1_POOL: usize = 1 << 16;
 
+/// The points synthetic parameters are made of: the verifying key and the pools their
+/// sections cycle through.
+struct Pools {
+    vk: VerifyingKey<Bls12>,
+    g1: Vec<G1Affine>,
+    g2: Vec<G2Affine>,
+}
+
+impl Pools {
+    fn new(shape: &Shape, seed: u64) -> Self {
+        let longest_g1 = [shape.inputs, shape.h, shape.l, shape.a, shape.b_g1].into_iter().max().unwrap_or(0);
+        let g1: Vec<G1Affine> = pool(seed, longest_g1.clamp(1, G1_POOL), G1Projective::generator());
+        let g2: Vec<G2Affine> = pool(seed.wrapping_add(1), shape.b_g2.clamp(1, G1_POOL / 4), G2Projective::generator());
+        let vk = VerifyingKey::<Bls12> {
+            // The mark of synthetic parameters (see `is_synthetic`).
+            alpha_g1: G1Affine::generator(),
+            beta_g1: G1Affine::generator(),
+            beta_g2: g2[0],
+            gamma_g2: g2[g2.len() / 2],
+            delta_g1: g1[g1.len() - 1],
+            delta_g2: g2[g2.len() - 1],
+            ic: cycled(&g1, shape.inputs),
+        };
+        Self { vk, g1, g2 }
+    }
+}
+
+/// `count` points cycled from `pool`.
+fn cycled<P: Copy + Send + Sync>(pool: &[P], count: usize) -> Vec<P> {
+    (0..count).into_par_iter().map(|i| pool[i % pool.len()]).collect()
+}
+
 /// Writes synthetic parameters of `shape` to `path` atomically, points drawn from `seed`.
 /// Returns the file's size in bytes.
 pub fn write(shape: &Shape, seed: u64, path: &Path) -> Result<u64, ParamsError> {
-    let longest_g1 = [shape.inputs, shape.h, shape.l, shape.a, shape.b_g1].into_iter().max().unwrap_or(0);
-    let g1: Vec<G1Affine> = pool(seed, longest_g1.clamp(1, G1_POOL), G1Projective::generator());
-    let g2: Vec<G2Affine> = pool(seed.wrapping_add(1), shape.b_g2.clamp(1, G1_POOL / 4), G2Projective::generator());
-    let vk = VerifyingKey::<Bls12> {
-        // The mark of synthetic parameters (see `is_synthetic`).
-        alpha_g1: G1Affine::generator(),
-        beta_g1: G1Affine::generator(),
-        beta_g2: g2[0],
-        gamma_g2: g2[g2.len() / 2],
-        delta_g1: g1[g1.len() - 1],
-        delta_g2: g2[g2.len() - 1],
-        ic: g1.iter().cycle().take(shape.inputs).copied().collect(),
-    };
+    let Pools { vk, g1, g2 } = Pools::new(shape, seed);
     let g1_bytes: Vec<u8> = g1.iter().flat_map(|p| p.to_uncompressed()).collect();
     let g2_bytes: Vec<u8> = g2.iter().flat_map(|p| p.to_uncompressed()).collect();
     write_atomically(path, |out| {
@@ -47,6 +67,23 @@ pub fn write(shape: &Shape, seed: u64, path: &Path) -> Result<u64, ParamsError> 
         section(out, shape.b_g2, &g2_bytes, 192)
     })?;
     std::fs::metadata(path).map(|m| m.len()).map_err(|error| ParamsError::Write { path: path.into(), error })
+}
+
+/// The synthetic parameters [`write`] writes for `shape` and `seed`, point for point,
+/// made in memory instead: for a machine whose disk cannot spare the file (47 GB for
+/// `synthetic-porep:32GiB`), and without a file's reading. `circuit` names them.
+pub fn in_memory(shape: &Shape, seed: u64, circuit: &CircuitSpec) -> Srs {
+    let Pools { vk, g1, g2 } = Pools::new(shape, seed);
+    Srs {
+        path: format!("<synthetic parameters of {circuit}, in memory>").into(),
+        pvk: prepare_verifying_key(&vk),
+        vk,
+        h: cycled(&g1, shape.h),
+        l: cycled(&g1, shape.l),
+        a: cycled(&g1, shape.a),
+        b_g1: cycled(&g1, shape.b_g1),
+        b_g2: cycled(&g2, shape.b_g2),
+    }
 }
 
 /// Whether `srs` are synthetic parameters: their verifying key's alpha and beta in G1
@@ -128,6 +165,13 @@ mod tests {
             let synthetic = Srs::read(&synthetic_path, circuit, true).unwrap();
             assert_eq!(synthetic.shape(), shape, "{circuit}");
             assert!(is_synthetic(&synthetic) && !is_synthetic(&Srs::read(&real_path, circuit, false).unwrap()));
+            let made = in_memory(&shape, 7, &spec);
+            assert!(
+                made.vk == synthetic.vk
+                    && (&made.h, &made.l, &made.a, &made.b_g1, &made.b_g2)
+                        == (&synthetic.h, &synthetic.l, &synthetic.a, &synthetic.b_g1, &synthetic.b_g2),
+                "{circuit}: in memory, not the file's points"
+            );
             let e = refuse_for(&synthetic, &spec).unwrap_err().to_string();
             assert!(e.contains("SYNTHETIC") && e.contains(circuit), "{e}");
         }
