@@ -317,6 +317,36 @@ impl Circuit<Scalar> for CatalogCircuit {
     }
 }
 
+/// A circuit cut where its synthesis allows: `head`, then pieces that each begin with the
+/// head again and go on with one part that reads only the head's variables and its own.
+/// Synthesizing the head and then each piece's part, in order, is synthesizing the whole
+/// circuit, constraint for constraint; so the pieces can be synthesized apart, on many
+/// threads, and joined (`bellhop_synthesis_kit::synthesize_in_parts`).
+pub struct Parts {
+    /// What every piece begins with.
+    pub head: CatalogCircuit,
+    /// The head and one part each, in the whole circuit's order.
+    pub pieces: Vec<CatalogCircuit>,
+}
+
+impl CatalogCircuit {
+    /// The circuit cut into [`Parts`] where its synthesis allows (PoRep C2's challenges);
+    /// else itself.
+    pub fn into_parts(self) -> Result<Parts, Self> {
+        match self {
+            #[cfg(feature = "filecoin")]
+            CatalogCircuit::Filecoin(circuit) => match circuit.into_parts() {
+                Ok((head, pieces)) => Ok(Parts {
+                    head: CatalogCircuit::Filecoin(Box::new(head)),
+                    pieces: pieces.into_iter().map(|piece| CatalogCircuit::Filecoin(Box::new(piece))).collect(),
+                }),
+                Err(whole) => Err(CatalogCircuit::Filecoin(whole)),
+            },
+            other => Err(other),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

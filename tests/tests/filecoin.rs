@@ -61,7 +61,8 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-/// The strategies: the embedded baseline and the loaded plugins.
+/// The strategies: the embedded baseline, the loaded plugins, and the baseline without
+/// parallel parts.
 fn strategies(pce_cache: &Path) -> Vec<Config> {
     let mut configs = vec![Config::default()];
     for name in ["presized", "smallvec", "pce"] {
@@ -72,6 +73,10 @@ fn strategies(pce_cache: &Path) -> Vec<Config> {
         }
         configs.push(config);
     }
+    // The baseline with PoRep's challenges on one thread, as bellperson synthesizes them.
+    let mut sequential = Config::default();
+    sequential.synthesis.options.insert("parallel_parts".into(), false.into());
+    configs.push(sequential);
     configs
 }
 
@@ -172,6 +177,39 @@ fn filecoin_assignments_are_identical_across_strategies() {
     }
     // pce again: the replay of its recordings.
     assert!(synthesize(&configs[3]) == expected, "pce's replay differs from baseline");
+    fs::remove_dir_all(pce_cache).ok();
+}
+
+#[test]
+fn porep_synthesized_in_parts_is_the_whole_circuit() {
+    let fixture = fixture();
+    let synthetic = synthetic::porep_c1(SectorSize::Kib2, 6).unwrap();
+    let bench = FilecoinSpec { kind: Kind::SyntheticPorep, sector_size: SectorSize::Kib2 };
+    let pool = bellhop_synthesis_kit::thread_pool("bellhop-filecoin-parts-test", 2).unwrap();
+    for (spec, input) in [(spec(Kind::Porep), &fixture.c1), (bench, &synthetic)] {
+        let circuit = CircuitSpec::Filecoin(spec);
+        let Ok(parts) = circuit.instance(0, input).unwrap().circuit.into_parts() else {
+            panic!("{spec} is not cut at its challenges")
+        };
+        assert_eq!(parts.pieces.len(), 2, "{spec}: one piece per challenge");
+        let job = Job { circuit: spec.to_string().into(), seed: 0, input: input.to_vec().into() };
+        let whole = bellhop_synthesis_kit::synthesize_directly(circuit, &job).unwrap();
+        let in_parts = pool.install(|| bellhop_synthesis_kit::synthesize_in_parallel(circuit, &job)).unwrap();
+        assert!(in_parts == whole, "{spec}: synthesized in parts, the assignment differs from the whole circuit's");
+    }
+    let window = CircuitSpec::Filecoin(spec(Kind::WindowPost));
+    assert!(window.instance(0, &fixture.window).unwrap().circuit.into_parts().is_err(), "PoSt is not cut");
+
+    // pce replays a synthetic input, whose witness satisfies none of the circuit's checks,
+    // instead of taking the recording for a stale one and recording again.
+    let pce_cache = build_dir().join(format!("filecoin-pce-synthetic-{}", std::process::id()));
+    let session = Session::open(&strategies(&pce_cache)[3], &build_dir()).unwrap();
+    let jobs = [Job { circuit: bench.to_string().into(), seed: 0, input: synthetic.clone().into() }];
+    let recorded = session.strategy.synthesize(&jobs).unwrap();
+    let replayed = session.strategy.synthesize(&jobs).unwrap();
+    assert!(replayed.warnings.is_empty(), "{:?}", replayed.warnings);
+    assert!(replayed.timings.iter().any(|t| t.name.as_str() == "replay_witness_cpu" && t.nanos > 0), "it replayed");
+    assert!(replayed.assignments == recorded.assignments, "pce's replay of {bench} differs from its recording");
     fs::remove_dir_all(pce_cache).ok();
 }
 

@@ -37,11 +37,12 @@ use storage_proofs_core::{
     proof::ProofScheme,
     sector::SectorId,
 };
-use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
 use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
 
 use crate::{
+    porep::PorepCircuit,
     synthetic::{self, SyntheticC1},
     FilecoinCircuit, FilecoinError, FilecoinSpec, Instance, Kind, SectorSize,
 };
@@ -351,9 +352,7 @@ fn check_circuit(spec: FilecoinSpec, circuit: &str) -> Result<(), FilecoinError>
 
 impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Typed<Tree>
 where
-    FilecoinCircuit: From<StackedCircuit<Tree, Sha256Hasher>>
-        + From<FallbackPoStCircuit<Tree>>
-        + From<EmptySectorUpdateCircuit<Tree>>,
+    FilecoinCircuit: From<PorepCircuit<Tree>> + From<FallbackPoStCircuit<Tree>> + From<EmptySectorUpdateCircuit<Tree>>,
 {
     fn parse(spec: FilecoinSpec, bytes: &[u8]) -> Result<Self, FilecoinError> {
         let size_mismatch = |bytes: u64| -> Result<(), FilecoinError> {
@@ -597,7 +596,7 @@ fn porep_instance<Tree: 'static + MerkleTreeTrait>(
     build: Build,
 ) -> Result<(Option<FilecoinCircuit>, Vec<Scalar>), FilecoinError>
 where
-    FilecoinCircuit: From<StackedCircuit<Tree, Sha256Hasher>>,
+    FilecoinCircuit: From<PorepCircuit<Tree>>,
 {
     let Porep { c1, seal, .. } = porep;
     let config = porep_config(spec.sector_size, Some(seal.porep_id), Some(seal.api_version)).map_err(fil(spec))?;
@@ -641,9 +640,7 @@ where
              registered proof (StackedDrg<size>V1_1 where it names none)",
         ));
     }
-    let circuit =
-        StackedCompound::<Tree, Sha256Hasher>::circuit(&public, (), &c1.vanilla_proofs[k], &pp.vanilla_params, Some(k))
-            .map_err(fil(spec))?;
+    let circuit = PorepCircuit::new(&public, &c1.vanilla_proofs[k], &pp.vanilla_params, k).map_err(fil(spec))?;
     Ok((Some(circuit.into()), inputs))
 }
 

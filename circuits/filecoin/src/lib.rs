@@ -8,7 +8,7 @@
 //!
 //! for sector sizes 2KiB, 8MiB, 512MiB and 32GiB. A circuit is built the way
 //! filecoin-proofs' own `*_with_vanilla` provers build it (`CompoundProof::circuit` for
-//! partition k), so its proofs, concatenated in partition order, are what filecoin-proofs'
+//! partition k; PoRep's also cut at its challenges, [`porep`]), so its proofs, concatenated in partition order, are what filecoin-proofs'
 //! verifiers take. Inputs are JSON ([`input`]); [`make`] produces real ones with
 //! filecoin-proofs (a sealed sector, PoSt and SnapDeals vanilla proofs), [`verify`] checks
 //! proofs with filecoin-proofs' verifiers, [`reference`] runs filecoin-proofs' own provers, and [`FilecoinSpec::param_identifier`] names
@@ -17,6 +17,7 @@
 pub mod curio;
 pub mod input;
 pub mod make;
+pub mod porep;
 pub mod reference;
 pub mod synthetic;
 pub mod verify;
@@ -25,14 +26,13 @@ use std::{fmt, path::Path, str::FromStr, sync::OnceLock};
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
-use filecoin_hashers::sha256::Sha256Hasher;
 use filecoin_proofs::{SectorShape32GiB, SectorShapeBase};
 use storage_proofs_core::compound_proof::CompoundProof;
-use storage_proofs_porep::stacked::{StackedCircuit, StackedCompound};
 use storage_proofs_post::fallback::{FallbackPoStCircuit, FallbackPoStCompound};
 use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
 
 pub use input::Input;
+use porep::{PorepCircuit, PorepHead};
 
 /// Points filecoin-proofs at Bellhop's directories: parameters
 /// (`FIL_PROOFS_PARAMETER_CACHE`, where its verifiers read `.vk` files) and the SDR parent
@@ -287,9 +287,13 @@ macro_rules! filecoin_circuit {
 }
 filecoin_circuit!(
     /// PoRep C2, one partition.
-    Porep(StackedCircuit<SectorShapeBase, Sha256Hasher>),
+    Porep(PorepCircuit<SectorShapeBase>),
     /// PoRep C2 of a 32 GiB sector, one partition.
-    Porep32GiB(StackedCircuit<SectorShape32GiB, Sha256Hasher>),
+    Porep32GiB(PorepCircuit<SectorShape32GiB>),
+    /// The head of a PoRep C2 partition's circuit (see [`porep`]).
+    PorepHead(PorepHead<SectorShapeBase>),
+    /// The head of a 32 GiB PoRep C2 partition's circuit.
+    PorepHead32GiB(PorepHead<SectorShape32GiB>),
     /// Winning or Window PoSt, one partition.
     Post(FallbackPoStCircuit<SectorShapeBase>),
     /// Winning or Window PoSt over 32 GiB sectors, one partition.
@@ -299,6 +303,27 @@ filecoin_circuit!(
     /// EmptySectorUpdate of a 32 GiB sector, one partition.
     Snap32GiB(EmptySectorUpdateCircuit<SectorShape32GiB>),
 );
+
+impl FilecoinCircuit {
+    /// The circuit cut into a head and pieces, each piece the head again and one
+    /// independent part (see [`porep`]), where its synthesis allows; else itself.
+    pub fn into_parts(self: Box<Self>) -> Result<(Self, Vec<Self>), Box<Self>> {
+        fn cut<Tree: 'static + storage_proofs_core::merkle::MerkleTreeTrait>(
+            circuit: PorepCircuit<Tree>,
+        ) -> Result<(FilecoinCircuit, Vec<FilecoinCircuit>), PorepCircuit<Tree>>
+        where
+            FilecoinCircuit: From<PorepHead<Tree>> + From<PorepCircuit<Tree>>,
+        {
+            let (head, pieces) = circuit.into_parts()?;
+            Ok((head.into(), pieces.into_iter().map(Into::into).collect()))
+        }
+        match *self {
+            Self::Porep(circuit) => cut(circuit).map_err(|c| Box::new(Self::Porep(c))),
+            Self::Porep32GiB(circuit) => cut(circuit).map_err(|c| Box::new(Self::Porep32GiB(c))),
+            other => Err(Box::new(other)),
+        }
+    }
+}
 
 /// One partition's circuit with its witness, and its public inputs as filecoin-proofs'
 /// verifier computes them (without the leading constant one).
@@ -354,7 +379,7 @@ impl FilecoinSpec {
             Ok(match self.kind {
                 Kind::Porep | Kind::SyntheticPorep => with_tree!(size, Tree => {
                     let pp = input::porep_public_params::<Tree>(&input::porep_config(size, None, None)?)?;
-                    <StackedCompound<Tree, Sha256Hasher> as CompoundProof<_, _>>::blank_circuit(&pp.vanilla_params).into()
+                    PorepCircuit::<Tree>::blank(&pp.vanilla_params).into()
                 }),
                 Kind::WinningPost | Kind::WindowPost => with_tree!(size, Tree => {
                     let pp = input::post_public_params::<Tree>(self, 1)?;

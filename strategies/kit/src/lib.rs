@@ -3,6 +3,7 @@
 //! pool ([`synthesize_jobs`]), the reference synthesis ([`synthesize_directly`]) and the
 //! test that holds a strategy to it ([`strategy_tests!`]).
 
+mod parts;
 mod proving_cs;
 
 use std::{sync::Arc, time::Instant};
@@ -15,6 +16,7 @@ use bellhop_plugin_sdk::{
 };
 use rayon::prelude::*;
 
+pub use parts::{append_past_head, check_head, synthesize_in_parts, Join};
 pub use proving_cs::{eval, Bits, Capacity, Direct, Evaluate, ProvingCs, Query};
 
 /// Parses a job's circuit spec, naming the job on error.
@@ -61,6 +63,21 @@ pub fn synthesis_failed(spec: CircuitSpec, error: bellpepper_core::SynthesisErro
 /// strategy's assignments must equal.
 pub fn synthesize_directly(spec: CircuitSpec, job: &Job) -> Result<Assignment, PluginError> {
     synthesize_one(spec, job, Capacity::default(), Direct).map(ProvingCs::into_assignment)
+}
+
+/// Synthesizes one job as [`synthesize_directly`] does, with the same result, but a
+/// circuit that can be cut into [`bellhop_circuits::Parts`] (PoRep C2) on the current
+/// rayon pool's threads, its pieces apart (see [`synthesize_in_parts`]).
+pub fn synthesize_in_parallel(spec: CircuitSpec, job: &Job) -> Result<Assignment, PluginError> {
+    match job_circuit(spec, job)?.into_parts() {
+        Ok(parts) => {
+            synthesize_in_parts(spec, parts.head, parts.pieces, || ProvingCs::begin(Capacity::default(), Direct))
+                .map(|cs| cs.finish().into_assignment())
+        }
+        Err(whole) => ProvingCs::synthesize(whole, Capacity::default(), Direct)
+            .map(ProvingCs::into_assignment)
+            .map_err(|e| synthesis_failed(spec, e)),
+    }
 }
 
 /// Synthesizes one job into an assignment with `evaluator` and room for `capacity`.

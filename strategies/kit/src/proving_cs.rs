@@ -5,6 +5,8 @@ use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, Synth
 use blstrs::Scalar;
 use ff::Field;
 
+use crate::parts::{append_past_head, check_head, Join};
+
 /// A growable density bitmap.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Bits {
@@ -27,6 +29,42 @@ impl Bits {
     /// Marks variable `i` as used.
     pub fn set(&mut self, i: usize) {
         self.words[i / 64] |= 1 << (i % 64);
+    }
+
+    fn get(&self, i: usize) -> bool {
+        self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    /// The 64 bits from bit `i` on (zeros past the end).
+    fn word_at(&self, i: usize) -> u64 {
+        let (word, shift) = (i / 64, i % 64);
+        let low = self.words.get(word).map_or(0, |w| w >> shift);
+        let high = if shift == 0 { 0 } else { self.words.get(word + 1).map_or(0, |w| w << (64 - shift)) };
+        low | high
+    }
+
+    /// Joins `piece`, a piece's bitmap that begins with the `head` bits of this one: marks
+    /// the head's variables it uses, then appends its bits past the head.
+    fn join(&mut self, head: usize, piece: &Bits) {
+        for i in (0..head).filter(|&i| piece.get(i)) {
+            self.set(i);
+        }
+        let mut from = head;
+        while from < piece.len {
+            let count = (piece.len - from).min(64);
+            let bits = piece.word_at(from) & (u64::MAX >> (64 - count));
+            let shift = self.len % 64;
+            if shift == 0 {
+                self.words.push(bits);
+            } else {
+                *self.words.last_mut().expect("a partial word") |= bits << shift;
+                if shift + count > 64 {
+                    self.words.push(bits >> (64 - shift));
+                }
+            }
+            self.len += count;
+            from += count;
+        }
     }
 
     fn into_density(self) -> Density {
@@ -149,20 +187,31 @@ impl<E: Evaluate> ProvingCs<E> {
         }
     }
 
-    /// Synthesizes `circuit` as bellperson's prover does: the constant one as input 0,
-    /// the circuit, then one constraint `input * 0 = 0` per input.
+    /// Synthesizes `circuit` as bellperson's prover does: [`Self::begin`], the circuit,
+    /// [`Self::finish`].
     pub fn synthesize<C: Circuit<Scalar>>(
         circuit: C,
         capacity: Capacity,
         evaluator: E,
     ) -> Result<Self, SynthesisError> {
+        let mut cs = Self::begin(capacity, evaluator)?;
+        circuit.synthesize(&mut cs)?;
+        Ok(cs.finish())
+    }
+
+    /// A system ready for a circuit: the constant one allocated as input 0.
+    pub fn begin(capacity: Capacity, evaluator: E) -> Result<Self, SynthesisError> {
         let mut cs = Self::with_capacity(capacity, evaluator);
         cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
-        circuit.synthesize(&mut cs)?;
-        for i in 0..cs.inputs.len() {
-            cs.enforce(|| "input", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
-        }
         Ok(cs)
+    }
+
+    /// Ends synthesis as bellperson's prover does: one constraint `input * 0 = 0` per input.
+    pub fn finish(mut self) -> Self {
+        for i in 0..self.inputs.len() {
+            self.enforce(|| "input", |lc| lc + Variable(Index::Input(i)), |lc| lc, |lc| lc);
+        }
+        self
     }
 
     /// The sizes this system reached.
@@ -188,6 +237,43 @@ impl<E: Evaluate> ProvingCs<E> {
             b_aux_density: self.b_aux_density.into_density(),
         };
         (assignment, self.evaluator)
+    }
+}
+
+impl<E: Evaluate> Join for ProvingCs<E> {
+    fn sizes(&self) -> Capacity {
+        self.size()
+    }
+
+    fn join(&mut self, head: Capacity, pieces: Vec<Self>) -> Result<(), String> {
+        for (i, piece) in pieces.iter().enumerate() {
+            check_head(&self.inputs, head.inputs, &piece.inputs, i, "inputs")?;
+            check_head(&self.aux, head.aux, &piece.aux, i, "aux values")?;
+            for (whole, part, what) in [(&self.a, &piece.a, "A"), (&self.b, &piece.b, "B"), (&self.c, &piece.c, "C")] {
+                check_head(whole, head.constraints, part, i, what)?;
+            }
+        }
+        let past = |size: fn(&Capacity) -> usize| -> usize {
+            pieces.iter().map(|piece| size(&piece.size()) - size(&head)).sum()
+        };
+        let (inputs, aux, constraints) = (past(|s| s.inputs), past(|s| s.aux), past(|s| s.constraints));
+        self.inputs.reserve_exact(inputs);
+        self.aux.reserve_exact(aux);
+        for values in [&mut self.a, &mut self.b, &mut self.c] {
+            values.reserve_exact(constraints);
+        }
+        // Piece by piece, each freed once copied: memory holds about one assignment, not two.
+        for piece in pieces {
+            append_past_head(&mut self.inputs, head.inputs, &piece.inputs);
+            append_past_head(&mut self.aux, head.aux, &piece.aux);
+            append_past_head(&mut self.a, head.constraints, &piece.a);
+            append_past_head(&mut self.b, head.constraints, &piece.b);
+            append_past_head(&mut self.c, head.constraints, &piece.c);
+            self.a_aux_density.join(head.aux, &piece.a_aux_density);
+            self.b_aux_density.join(head.aux, &piece.b_aux_density);
+            self.b_input_density.join(head.inputs, &piece.b_input_density);
+        }
+        Ok(())
     }
 }
 

@@ -7,8 +7,11 @@
 //! products. Recordings are kept in memory and cached on disk (see `cache`); an unusable
 //! cache file is reported as a warning and rebuilt, never used.
 //!
+//! A circuit that can be cut into independent parts (PoRep C2's challenges) has its
+//! witness computed on many threads, its parts apart; recording stays on one thread.
+//!
 //! Options: `cache_dir` (default: `$BELLHOP_CACHE_DIR/pce`, else `$XDG_CACHE_HOME/bellhop/pce`,
-//! else `~/.cache/bellhop/pce`).
+//! else `~/.cache/bellhop/pce`); `parallel_parts` (default true).
 
 mod cache;
 mod recording;
@@ -28,7 +31,9 @@ use bellhop_plugin_sdk::{
     strategy::{Assignment, Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
-use bellhop_synthesis_kit::{job_circuit, parse_job, synthesis_failed, synthesize_one, thread_pool, Capacity};
+use bellhop_synthesis_kit::{
+    job_circuit, parse_job, synthesis_failed, synthesize_in_parts, synthesize_one, thread_pool, Capacity,
+};
 use rayon::prelude::*;
 use recording::{Recorder, Recording, WitnessCs};
 use serde::Deserialize;
@@ -38,6 +43,7 @@ pub struct Pce {
     pool: Arc<rayon::ThreadPool>,
     cache_dir: PathBuf,
     recordings: Mutex<HashMap<CircuitSpec, Arc<Recording>>>,
+    parallel_parts: bool,
 }
 
 impl Pce {
@@ -77,26 +83,38 @@ impl Pce {
         Ok(assignment)
     }
 
-    /// The witness of `job`, multiplied out with `recording`, or (inner `Err`) why the
+    /// The witness of `job` (its parts on many threads where it has them and
+    /// `parallel_parts`), multiplied out with `recording`, or (inner `Err`) why the
     /// recording does not fit the circuit; adds the time of each part to `clocks`
     /// (witness, products), in nanoseconds.
     fn replay(
+        parallel_parts: bool,
         spec: CircuitSpec,
         job: &Job,
         recording: &Recording,
         clocks: &[AtomicU64; 2],
     ) -> Result<Result<Assignment, String>, PluginError> {
         let start = Instant::now();
-        let witness =
-            WitnessCs::synthesize(job_circuit(spec, job)?, recording).map_err(|e| synthesis_failed(spec, e))?;
+        let circuit = job_circuit(spec, job)?;
+        let witness = match if parallel_parts { circuit.into_parts() } else { Err(circuit) } {
+            Ok(parts) => synthesize_in_parts(spec, parts.head, parts.pieces, || WitnessCs::begin(0, 0))?,
+            Err(whole) => WitnessCs::synthesize(whole, recording).map_err(|e| synthesis_failed(spec, e))?,
+        };
         clocks[0].fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        Ok(Self::multiply(recording, witness, clocks))
+        Ok(Self::multiply(recording, witness, clocks, !spec.benchmark_only()))
     }
 
     /// The assignment of `witness` by `recording`'s products, checked to satisfy every
     /// recorded constraint: a recording of a circuit that has changed since never yields
-    /// an assignment.
-    fn multiply(recording: &Recording, witness: WitnessCs, clocks: &[AtomicU64; 2]) -> Result<Assignment, String> {
+    /// an assignment. Without `satisfiable` (a benchmark-only circuit, whose synthetic
+    /// witness satisfies none of its checks) the check runs, so that its time counts, but
+    /// does not refuse.
+    fn multiply(
+        recording: &Recording,
+        witness: WitnessCs,
+        clocks: &[AtomicU64; 2],
+        satisfiable: bool,
+    ) -> Result<Assignment, String> {
         if let Some(why) = recording.mismatch(&witness) {
             return Err(why);
         }
@@ -105,8 +123,10 @@ impl Pce {
         let unsatisfied = Recording::unsatisfied(&assignment);
         clocks[1].fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         match unsatisfied {
-            Some(row) => Err(format!("the circuit's witness does not satisfy its recorded constraint {row}")),
-            None => Ok(assignment),
+            Some(row) if satisfiable => {
+                Err(format!("the circuit's witness does not satisfy its recorded constraint {row}"))
+            }
+            _ => Ok(assignment),
         }
     }
 }
@@ -133,7 +153,7 @@ impl Strategy for Pce {
                     Some(assignment) => Ok(Ok(assignment)),
                     None => {
                         let recording = self.recordings.lock().unwrap_or_else(|p| p.into_inner())[spec].clone();
-                        Self::replay(*spec, job, &recording, &clocks)
+                        Self::replay(self.parallel_parts, *spec, job, &recording, &clocks)
                     }
                 })
                 .collect::<Result<Vec<_>, _>>()
@@ -166,11 +186,19 @@ impl Strategy for Pce {
 }
 
 /// `[synthesis.options]` of the pce strategy.
-#[derive(Deserialize, Default, Debug)]
+#[derive(Deserialize, Debug)]
 #[serde(default, deny_unknown_fields)]
 pub struct Options {
     /// Where recordings are kept (default: the user's cache directory).
     pub cache_dir: Option<PathBuf>,
+    /// Whether a replayed circuit cut into parts has its witness computed in parallel.
+    pub parallel_parts: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { cache_dir: None, parallel_parts: true }
+    }
 }
 
 impl StrategyPlugin for Pce {
@@ -191,7 +219,12 @@ impl StrategyPlugin for Pce {
             Some(dir) => bellhop_plugin_sdk::dirs::private_dir(&dir).map(|()| dir),
         }
         .map_err(|e| PluginError::new(ErrorKind::OPTIONS, format!("the pce cache: {e}")))?;
-        Ok(Self { pool: thread_pool("bellhop-pce", request.threads)?, cache_dir, recordings: Mutex::default() })
+        Ok(Self {
+            pool: thread_pool("bellhop-pce", request.threads)?,
+            cache_dir,
+            recordings: Mutex::default(),
+            parallel_parts: options.parallel_parts,
+        })
     }
 }
 
@@ -205,7 +238,7 @@ mod tests {
 
     fn open(dir: &std::path::Path) -> Pce {
         let request = OpenRequest { device: 0, threads: 2, options: "".into() };
-        Pce::open(&request, Options { cache_dir: Some(dir.into()) }).unwrap()
+        Pce::open(&request, Options { cache_dir: Some(dir.into()), ..Options::default() }).unwrap()
     }
 
     #[test]
@@ -316,7 +349,7 @@ mod tests {
         let recording = recorder.finish(size.inputs, size.aux, &assignment);
         let clocks = [AtomicU64::new(0), AtomicU64::new(0)];
         let replay = |changed| {
-            Pce::multiply(&recording, WitnessCs::synthesize(Square { changed }, &recording).unwrap(), &clocks)
+            Pce::multiply(&recording, WitnessCs::synthesize(Square { changed }, &recording).unwrap(), &clocks, true)
         };
         assert_eq!(replay(false).unwrap(), assignment);
         let e = replay(true).unwrap_err();

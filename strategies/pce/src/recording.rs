@@ -7,7 +7,7 @@ use bellhop_plugin_sdk::{
     cast_slice, cast_vec,
     strategy::{Assignment, Density},
 };
-use bellhop_synthesis_kit::{eval, Bits, Evaluate, Query};
+use bellhop_synthesis_kit::{append_past_head, check_head, eval, Bits, Capacity, Evaluate, Join, Query};
 use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
@@ -223,11 +223,36 @@ impl WitnessCs {
         circuit: C,
         recording: &Recording,
     ) -> Result<Self, SynthesisError> {
-        let mut cs =
-            Self { inputs: Vec::with_capacity(recording.num_inputs), aux: Vec::with_capacity(recording.num_aux) };
-        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        let mut cs = Self::begin(recording.num_inputs, recording.num_aux)?;
         circuit.synthesize(&mut cs)?;
         Ok(cs)
+    }
+
+    /// A system with room for `inputs` and `aux` values, the constant one allocated.
+    pub(crate) fn begin(inputs: usize, aux: usize) -> Result<Self, SynthesisError> {
+        let mut cs = Self { inputs: Vec::with_capacity(inputs), aux: Vec::with_capacity(aux) };
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE))?;
+        Ok(cs)
+    }
+}
+
+impl Join for WitnessCs {
+    fn sizes(&self) -> Capacity {
+        Capacity { constraints: 0, inputs: self.inputs.len(), aux: self.aux.len() }
+    }
+
+    fn join(&mut self, head: Capacity, pieces: Vec<Self>) -> Result<(), String> {
+        for (i, piece) in pieces.iter().enumerate() {
+            check_head(&self.inputs, head.inputs, &piece.inputs, i, "inputs")?;
+            check_head(&self.aux, head.aux, &piece.aux, i, "aux values")?;
+        }
+        self.inputs.reserve_exact(pieces.iter().map(|piece| piece.inputs.len() - head.inputs).sum());
+        self.aux.reserve_exact(pieces.iter().map(|piece| piece.aux.len() - head.aux).sum());
+        for piece in pieces {
+            append_past_head(&mut self.inputs, head.inputs, &piece.inputs);
+            append_past_head(&mut self.aux, head.aux, &piece.aux);
+        }
+        Ok(())
     }
 }
 

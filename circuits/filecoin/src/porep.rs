@@ -1,0 +1,105 @@
+//! PoRep C2's circuit for one partition, whole and cut at its challenges.
+//!
+//! filecoin-proofs' `StackedCircuit` allocates a head (the replica id, comm_d and comm_r
+//! as public inputs, comm_r_last and comm_c, and the check comm_r = H(comm_c,
+//! comm_r_last)), then one sub-circuit per challenge that reads only the head's variables
+//! and its own. So the circuit of the head and one challenge, synthesized for each
+//! challenge apart, holds every constraint of the whole circuit: what
+//! `bellhop_synthesis_kit` joins into the whole circuit's assignment, on many threads.
+
+use anyhow::Context as _;
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use filecoin_hashers::{sha256::Sha256Hasher, Hasher};
+use storage_proofs_core::{compound_proof::CompoundProof, merkle::MerkleTreeTrait};
+use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+
+type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
+type DataDomain = <Sha256Hasher as Hasher>::Domain;
+type Stacked<Tree> = StackedCircuit<Tree, Sha256Hasher>;
+
+/// One partition of PoRep C2: filecoin-proofs' `StackedCircuit` as its
+/// `CompoundProof::circuit` builds it, and (with a witness) the same circuit cut into its
+/// head and one circuit per challenge (see [`PorepCircuit::into_parts`]).
+pub struct PorepCircuit<Tree: 'static + MerkleTreeTrait> {
+    whole: Stacked<Tree>,
+    parts: Option<(PorepHead<Tree>, Vec<Stacked<Tree>>)>,
+}
+
+/// What `StackedCircuit` synthesizes before its first challenge, as a circuit of its own.
+pub struct PorepHead<Tree: 'static + MerkleTreeTrait> {
+    replica_id: Domain<Tree>,
+    comm_d: DataDomain,
+    comm_r: Domain<Tree>,
+    comm_r_last: Domain<Tree>,
+    comm_c: Domain<Tree>,
+}
+
+impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
+    /// Partition `k`'s circuit from its vanilla proofs (one per challenge), as filecoin-proofs builds it.
+    pub(crate) fn new(
+        public: &stacked::PublicInputs<Domain<Tree>, DataDomain>,
+        vanilla: &[stacked::Proof<Tree, Sha256Hasher>],
+        params: &stacked::PublicParams<Tree>,
+        k: usize,
+    ) -> anyhow::Result<Self> {
+        let circuit = |proofs: Vec<stacked::Proof<Tree, Sha256Hasher>>| {
+            <StackedCompound<Tree, Sha256Hasher> as CompoundProof<StackedDrg<'_, Tree, Sha256Hasher>, _>>::circuit(
+                public,
+                (),
+                &proofs,
+                params,
+                Some(k),
+            )
+        };
+        // The whole circuit's checks (proofs given, one comm_r_last and comm_c among them)
+        // hold the head below to what each challenge's circuit begins with.
+        let whole = circuit(vanilla.to_vec())?;
+        let pieces = vanilla.iter().map(|proof| circuit(vec![proof.clone()])).collect::<anyhow::Result<_>>()?;
+        let tau = public.tau.as_ref().context("PoRep's public inputs have no comm_d and comm_r")?;
+        let head = PorepHead {
+            replica_id: public.replica_id,
+            comm_d: tau.comm_d,
+            comm_r: tau.comm_r,
+            comm_r_last: vanilla[0].comm_r_last(),
+            comm_c: vanilla[0].comm_c(),
+        };
+        Ok(Self { whole, parts: Some((head, pieces)) })
+    }
+
+    /// The circuit without a witness, for parameter generation.
+    pub(crate) fn blank(params: &stacked::PublicParams<Tree>) -> Self {
+        let whole = <StackedCompound<Tree, Sha256Hasher> as CompoundProof<_, _>>::blank_circuit(params);
+        Self { whole, parts: None }
+    }
+
+    /// The head and, per challenge, the circuit of the head and that challenge: synthesized
+    /// apart, joined in order after the head, they are the whole circuit's synthesis. A
+    /// blank circuit is not cut.
+    pub fn into_parts(self) -> Result<(PorepHead<Tree>, Vec<Self>), Self> {
+        match self.parts {
+            Some((head, pieces)) => Ok((head, pieces.into_iter().map(|whole| Self { whole, parts: None }).collect())),
+            None => Err(self),
+        }
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> Circuit<Scalar> for PorepCircuit<Tree> {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        self.whole.synthesize(cs)
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> Circuit<Scalar> for PorepHead<Tree> {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        Stacked::<Tree>::synthesize(
+            cs,
+            Some(self.replica_id),
+            Some(self.comm_d),
+            Some(self.comm_r),
+            Some(self.comm_r_last),
+            Some(self.comm_c),
+            Vec::new(),
+        )
+    }
+}
