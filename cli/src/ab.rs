@@ -7,20 +7,24 @@ use std::{
 };
 
 use anyhow::{Context as _, Result};
-use bellhop_circuits::CircuitSpec;
 
 use super::Context;
 use bellhop_host::{
     ab::{self, AbOptions, AbReport},
     config::{set_key, Config},
+    pipeline::Workload,
     session::{load_params, Session},
     stats,
 };
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
-    /// The circuit, e.g. sha256-merkle:6.
+    /// The circuit, e.g. sha256-merkle:6, or porep:2KiB with --input.
     circuit: String,
+    /// The input of a Filecoin circuit (C1 output, PoSt or SnapDeals vanilla proofs): run k
+    /// of each variant takes partitions k·batch onwards, round its partitions.
+    #[arg(long, value_name = "FILE")]
+    input: Option<PathBuf>,
     /// Config file of A (default: --config, or the defaults).
     #[arg(long, value_name = "FILE")]
     a: Option<PathBuf>,
@@ -104,7 +108,8 @@ fn label(this: &toml::Table, other: &toml::Table, config: &Config) -> String {
 }
 
 pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
-    let spec: CircuitSpec = args.circuit.parse()?;
+    let workload = Workload::read(args.circuit.parse()?, args.input.as_deref())?;
+    let spec = workload.spec;
     let base = context.config_path.as_deref();
     let tables =
         [variant_table(base, args.a.as_deref(), &args.set_a)?, variant_table(base, args.b.as_deref(), &args.set_b)?];
@@ -130,7 +135,8 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         runs: args.runs,
         warmup: args.warmup,
         batch: args.batch,
-        verify: configs[0].pipeline.verify && configs[1].pipeline.verify,
+        // A benchmark-only circuit's proofs prove nothing: none would verify.
+        verify: configs[0].pipeline.verify && configs[1].pipeline.verify && !spec.benchmark_only(),
         threshold: args.threshold,
         ..AbOptions::default()
     };
@@ -139,7 +145,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     bar.set_style(indicatif::ProgressStyle::with_template("ab {msg} [{bar:30}] {pos}/{len} runs, {elapsed}")?);
     bar.set_message(spec.to_string());
     let report =
-        ab::run(&spec, srs.as_deref(), [&sessions[0], &sessions[1]], labels, &options, &context.phases, &|| {
+        ab::run(&workload, srs.as_deref(), [&sessions[0], &sessions[1]], labels, &options, &context.phases, &|| {
             bar.inc(1)
         })?;
     bar.finish_and_clear();

@@ -2,8 +2,7 @@
 
 use std::{process::ExitCode, sync::Arc, time::Instant};
 
-use anyhow::{bail, Context as _, Result};
-use bellhop_circuits::CircuitSpec;
+use anyhow::{bail, Result};
 use bellhop_plugin_sdk::strategy::Job;
 use serde_json::json;
 
@@ -13,7 +12,7 @@ use bellhop_host::{
     memory,
     params::Shape,
     phases::{PhaseTable, PHASES},
-    pipeline,
+    pipeline::{self, Workload},
     stats::Summary,
     synthetic_params,
 };
@@ -53,13 +52,8 @@ pub(super) struct Args {
 
 pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     // The input before the parameters, which may take a minute and most of the memory.
-    let spec: CircuitSpec = args.circuit.parse()?;
-    let input = match &args.input {
-        Some(path) => std::fs::read(path).with_context(|| format!("reading --input {}", path.display()))?,
-        None if spec.reads_input() => bail!("{spec} reads its witness from a file: give it with --input FILE"),
-        None => Vec::new(),
-    };
-    let partitions = spec.partitions(&input)?;
+    let workload = Workload::read(args.circuit.parse()?, args.input.as_deref())?;
+    let (spec, partitions) = (workload.spec, workload.partitions);
     let Proving { spec, session, srs, mut options } = if args.synthetic_params {
         if !spec.benchmark_only() {
             bail!("--synthetic-params is for synthetic-porep circuits; {spec} is proved with real parameters");
@@ -82,13 +76,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         options.verify = false;
     }
     let total = args.warmup + args.runs;
-    let jobs: Vec<Job> = (0..total * partitions)
-        .map(|i| {
-            // A Filecoin proof is one of each partition; a catalog circuit's proofs have seeds 0, 1, ...
-            let seed = if spec.reads_input() { i % partitions } else { i } as u64;
-            Job { circuit: spec.to_string().into(), seed, input: input.clone().into() }
-        })
-        .collect();
+    let jobs: Vec<Job> = (0..total * partitions).map(|n| workload.job(n)).collect();
     let bar = indicatif::ProgressBar::new((total * partitions) as u64);
     bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} partitions, {elapsed}")?);
     bar.set_message(format!("bench {spec} on {}", session.backend.name));

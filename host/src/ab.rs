@@ -21,7 +21,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_sdk::strategy::Job;
 use serde::Serialize;
 
@@ -29,7 +28,7 @@ use crate::{
     memory,
     params::Srs,
     phases::{PhaseLog, PHASES},
-    pipeline::{self, synthesize_batch, PipelineError, PipelineOptions, Randomness},
+    pipeline::{self, synthesize_batch, PipelineError, PipelineOptions, Randomness, Workload},
     session::Session,
     stats::{bootstrap_median_ci, mann_whitney_p, median, signed_rank_p},
 };
@@ -232,12 +231,13 @@ fn one_run(
     Ok((run, total))
 }
 
-/// Runs A and B (`sessions[0]`, `sessions[1]`) on `spec`, interleaved, and compares them.
-/// Runs prove with `srs`; without it they only synthesize, which is all that differs
-/// between two strategies, so many more rounds fit in the same time.
-/// `log` must be the [`PhaseLog`] of the installed [`crate::phases::PhaseLayer`].
+/// Runs A and B (`sessions[0]`, `sessions[1]`) on `workload`, interleaved, and compares
+/// them: run k of each takes jobs k·batch onwards. Runs prove with `srs`; without it they
+/// only synthesize, which is all that differs between two strategies, so many more rounds
+/// fit in the same time. `log` must be the [`PhaseLog`] of the installed
+/// [`crate::phases::PhaseLayer`].
 pub fn run(
-    spec: &CircuitSpec,
+    workload: &Workload,
     srs: Option<&Srs>,
     sessions: [&Session; 2],
     labels: [String; 2],
@@ -246,15 +246,8 @@ pub fn run(
     progress: &dyn Fn(),
 ) -> Result<AbReport, PipelineError> {
     let pipeline = PipelineOptions { lookahead: 0, verify: options.verify, randomness: Randomness::Os };
-    let jobs = |round: usize| -> Vec<Job> {
-        (0..options.batch.max(1))
-            .map(|i| Job {
-                circuit: spec.to_string().into(),
-                seed: (round * options.batch + i) as u64,
-                input: Default::default(),
-            })
-            .collect()
-    };
+    let batch = options.batch.max(1);
+    let jobs = |round: usize| -> Vec<Job> { (0..batch).map(|i| workload.job(round * batch + i)).collect() };
     for round in 0..options.warmup {
         for session in sessions {
             one_run(session, srs, jobs(round), &pipeline, log)?;
@@ -273,7 +266,7 @@ pub fn run(
         }
     }
     let mut report = AbReport {
-        circuit: spec.to_string(),
+        circuit: workload.spec.to_string(),
         a: labels[0].clone(),
         b: labels[1].clone(),
         options: options.clone(),

@@ -4,8 +4,10 @@
 //! (`Capabilities::PROVE_BATCH`, ABI 1.2) proves each batch in one call; other backends
 //! through the primitives.
 
-use std::sync::mpsc::sync_channel;
+use std::{path::Path, sync::mpsc::sync_channel};
 
+use anyhow::{bail, Context as _};
+use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_sdk::{
     strategy::{Assignment, Job, Strategy, Synthesis},
     PluginError,
@@ -23,6 +25,36 @@ use crate::{
     prover::{self, Blinding, ProveError},
     session::OpenedBackend,
 };
+
+/// The jobs a bench or A/B comparison proves: of `spec`, from a Filecoin circuit's `input`.
+pub struct Workload {
+    /// The circuit.
+    pub spec: CircuitSpec,
+    /// Its input (empty for the catalog's circuits).
+    pub input: Vec<u8>,
+    /// Partitions of the input: proofs of a Filecoin circuit are one of each.
+    pub partitions: usize,
+}
+
+impl Workload {
+    /// `spec`'s workload, with the input read from `path`, which a Filecoin circuit needs.
+    pub fn read(spec: CircuitSpec, path: Option<&Path>) -> anyhow::Result<Self> {
+        let input = match path {
+            Some(path) => std::fs::read(path).with_context(|| format!("reading --input {}", path.display()))?,
+            None if spec.reads_input() => bail!("{spec} reads its witness from a file: give it with --input FILE"),
+            None => Vec::new(),
+        };
+        let partitions = spec.partitions(&input)?;
+        Ok(Self { spec, input, partitions })
+    }
+
+    /// Job `n`: partition n mod partitions of a Filecoin circuit; a catalog circuit's
+    /// job n has seed n.
+    pub fn job(&self, n: usize) -> Job {
+        let seed = if self.spec.reads_input() { n % self.partitions } else { n } as u64;
+        Job { circuit: self.spec.to_string().into(), seed, input: self.input.clone().into() }
+    }
+}
 
 /// Why a run of the pipeline failed.
 #[derive(Debug, thiserror::Error)]

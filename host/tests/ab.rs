@@ -6,6 +6,7 @@ use bellhop_host::{
     config::{set_key, Config},
     params::{self, Srs},
     phases::{PhaseLayer, PhaseLog},
+    pipeline::Workload,
     session::Session,
 };
 use bellperson::groth16::generate_random_parameters;
@@ -66,7 +67,8 @@ fn compare(circuit: &str, a_sets: &[(&str, &str)], b_sets: &[(&str, &str)], roun
     let options = AbOptions { runs: rounds, batch: 2, ..AbOptions::default() };
     tracing::subscriber::with_default(subscriber, || {
         let (sessions, labels) = ([&sessions[0], &sessions[1]], ["A".into(), "B".into()]);
-        ab::run(&spec, srs.as_ref(), sessions, labels, &options, &log, &|| {}).unwrap()
+        let workload = Workload::read(spec, None).unwrap();
+        ab::run(&workload, srs.as_ref(), sessions, labels, &options, &log, &|| {}).unwrap()
     })
 }
 
