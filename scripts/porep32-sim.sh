@@ -10,8 +10,9 @@
 # Called again with the same WORK and NAME, it only waits on (steps 1 and 2 are done).
 # SIZE (32GiB) is the sector size; a small one checks the script anywhere.
 # NAME names the run (baseline; its files in WORK are NAME-SIZE.*); BACKEND (cuda),
-# STRATEGY (baseline), BATCH (partitions synthesized together, 3), LOOKAHEAD (0), RUNS (1)
-# and WARMUP (0) configure it.
+# STRATEGY (baseline), BATCH (partitions synthesized together, 3) or BUDGET (host memory,
+# e.g. 120GiB, from which the bench sizes the batch), LOOKAHEAD (0), RUNS (1) and WARMUP (0)
+# configure it; OPTIONS adds lines to [synthesis.options] (pce keeps its recordings in WORK).
 set -euo pipefail
 bundle="$(cd "$(dirname "$0")" && pwd)"
 bh="$bundle/bellhop"
@@ -25,6 +26,11 @@ log() { echo "== $(date -u +%H:%M:%S) $*"; }
 config="$work/$name.toml"
 printf '[params]\ndir = "%s"\n[backend]\nplugin = "%s"\n[synthesis]\nstrategy = "%s"\n[pipeline]\nlookahead = %s\nverify = false\n' \
     "$work" "${BACKEND:-cuda}" "${STRATEGY:-baseline}" "${LOOKAHEAD:-0}" >"$config"
+echo '[synthesis.options]' >>"$config"
+if [[ "${STRATEGY:-baseline}" == pce ]]; then echo "cache_dir = \"$work/pce\"" >>"$config"; fi
+if [[ -n "${OPTIONS:-}" ]]; then echo "$OPTIONS" >>"$config"; fi
+batch_arg="--batch ${BATCH:-3}"
+if [[ -n "${BUDGET:-}" ]]; then batch_arg="--budget $BUDGET"; fi
 if [[ ! -f "$work/c1-$size.json" ]]; then
     log "synthetic C1 output"
     "$bh" --config "$config" fil synthetic-c1 --sector-size "$size" --seed 1 --out "$work/c1-$size.json"
@@ -40,9 +46,9 @@ fi
 
 if [[ ! -f "$work/$name.started" ]]; then
     touch "$work/$name.started"
-    log "bench $name: batch ${BATCH:-3}, lookahead ${LOOKAHEAD:-0}, $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
+    log "bench $name: $batch_arg, lookahead ${LOOKAHEAD:-0}, $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
     setsid bash -c "'$bh' --config '$config' bench synthetic-porep:$size --input '$work/c1-$size.json' \
-        --runs ${RUNS:-1} --warmup ${WARMUP:-0} --batch ${BATCH:-3} $params_arg --json >'$work/$name.json' 2>'$work/$name.log' &
+        --runs ${RUNS:-1} --warmup ${WARMUP:-0} $batch_arg $params_arg --json >'$work/$name.json' 2>'$work/$name.log' &
         echo \$! >'$work/$name.pid'; wait \$!; echo \$? >'$work/$name.rc'" </dev/null >/dev/null 2>&1 &
     # Every 5 s: seconds, host memory in use, the bench's RSS (bytes), GPU memory in use (MiB).
     setsid bash -c "while [[ ! -f '$work/$name.rc' ]]; do
