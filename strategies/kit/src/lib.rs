@@ -16,7 +16,7 @@ use bellhop_plugin_sdk::{
 };
 use rayon::prelude::*;
 
-pub use parts::{append_past_head, check_head, synthesize_in_parts, Join};
+pub use parts::{append_past_head, differs_in, synthesize_in_parts, Join};
 pub use proving_cs::{eval, Bits, Capacity, Direct, Evaluate, ProvingCs, Query};
 
 /// Parses a job's circuit spec, naming the job on error.

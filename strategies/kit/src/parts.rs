@@ -1,4 +1,5 @@
-//! Synthesis of a circuit cut into parts (`bellhop_circuits::Parts`): its pieces on many threads, then joined.
+//! Synthesis of a circuit cut into parts (`bellhop_circuits::Parts`): its pieces on many
+//! threads, then joined.
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_sdk::{ErrorKind, PluginError};
@@ -13,26 +14,29 @@ pub trait Join: ConstraintSystem<Scalar> + Send + Sized {
     /// The inputs, aux variables and constraints it holds.
     fn sizes(&self) -> Capacity;
 
-    /// Appends what each of `pieces`, in order, holds beyond its first `head` inputs, aux
-    /// variables and constraints, which must be this system's first ones; marks the head's
-    /// variables that the pieces use. `Err` says how a piece's beginning differs.
-    fn join(&mut self, head: Capacity, pieces: Vec<Self>) -> Result<(), String>;
+    /// How `piece` does not begin with this system's first `head` inputs, aux variables
+    /// and constraints, if it does not.
+    fn differs(&self, head: Capacity, piece: &Self) -> Option<String>;
+
+    /// Appends what each of `pieces`, in order, holds beyond the `head` it begins with as
+    /// this system does (see [`Join::differs`]), and marks the head's variables they use.
+    fn join(&mut self, head: Capacity, pieces: Vec<Self>);
 }
 
-/// Synthesizes a circuit of `spec` cut into `head` and `pieces` (see `bellhop_circuits::Parts`): the head
-/// into `begin()`'s system, each piece into one of its own on the current rayon pool, then
-/// joins them in order: the system that synthesizing the whole circuit into `begin()`'s
-/// would hold.
+/// Synthesizes a circuit of `spec` cut into `head` and `pieces` (see
+/// `bellhop_circuits::Parts`), each piece into a `begin()` system of its own on the current
+/// rayon pool, checked to begin with the head, then joined in order: the system that
+/// synthesizing the whole circuit into `begin()`'s would hold.
 pub fn synthesize_in_parts<CS: Join, C: Circuit<Scalar> + Send>(
     spec: CircuitSpec,
     head: C,
     pieces: Vec<C>,
     begin: impl Fn() -> Result<CS, SynthesisError> + Sync,
 ) -> Result<CS, PluginError> {
-    let mut cs = begin().map_err(|e| synthesis_failed(spec, e))?;
-    head.synthesize(&mut cs).map_err(|e| synthesis_failed(spec, e))?;
-    let sizes = cs.sizes();
-    let pieces = pieces
+    let mut head_cs = begin().map_err(|e| synthesis_failed(spec, e))?;
+    head.synthesize(&mut head_cs).map_err(|e| synthesis_failed(spec, e))?;
+    let sizes = head_cs.sizes();
+    let mut pieces = pieces
         .into_par_iter()
         .map(|piece| {
             let mut piece_cs = begin()?;
@@ -41,18 +45,22 @@ pub fn synthesize_in_parts<CS: Join, C: Circuit<Scalar> + Send>(
         })
         .collect::<Result<Vec<_>, SynthesisError>>()
         .map_err(|e| synthesis_failed(spec, e))?;
-    cs.join(sizes, pieces)
-        .map_err(|why| PluginError::new(ErrorKind::INTERNAL, format!("{spec}, synthesized in parts: {why}")))?;
+    for (i, piece) in pieces.iter().enumerate() {
+        if let Some(why) = head_cs.differs(sizes, piece) {
+            let message = format!("{spec}, synthesized in parts: piece {i} does not begin with the head ({why})");
+            return Err(PluginError::new(ErrorKind::INTERNAL, message));
+        }
+    }
+    // The first piece is the head and its part: the others join it.
+    let rest = pieces.split_off(pieces.len().min(1));
+    let mut cs = pieces.pop().unwrap_or(head_cs);
+    cs.join(sizes, rest);
     Ok(cs)
 }
 
-/// Checks that piece `index`'s `values` begin with `whole`'s first `head` (`what` names
-/// them, for the error).
-pub fn check_head(whole: &[Scalar], head: usize, values: &[Scalar], index: usize, what: &str) -> Result<(), String> {
-    if values.len() < head || values[..head] != whole[..head] {
-        return Err(format!("piece {index} does not begin with the head's {head} {what}"));
-    }
-    Ok(())
+/// How `values` do not begin with `whole`'s first `head` (`what` names them), if not.
+pub fn differs_in(whole: &[Scalar], head: usize, values: &[Scalar], what: &str) -> Option<String> {
+    (values.len() < head || values[..head] != whole[..head]).then(|| format!("its first {head} {what} differ"))
 }
 
 /// Appends `values` past their first `head` to `whole`, copying on the current rayon pool.
@@ -134,9 +142,8 @@ mod tests {
     fn a_piece_with_another_head_is_refused() {
         let e = in_parts(1).err().unwrap();
         assert_eq!(e.kind, ErrorKind::INTERNAL);
-        assert!(
-            e.message.contains("chain:1, synthesized in parts: piece 0 does not begin with the head's 70 aux values"),
-            "{e}"
-        );
+        let expected =
+            "chain:1, synthesized in parts: piece 0 does not begin with the head (its first 70 aux values differ)";
+        assert!(e.message.contains(expected), "{e}");
     }
 }

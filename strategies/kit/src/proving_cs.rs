@@ -5,7 +5,7 @@ use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, Synth
 use blstrs::Scalar;
 use ff::Field;
 
-use crate::parts::{append_past_head, check_head, Join};
+use crate::parts::{append_past_head, differs_in, Join};
 
 /// A growable density bitmap.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -245,14 +245,15 @@ impl<E: Evaluate> Join for ProvingCs<E> {
         self.size()
     }
 
-    fn join(&mut self, head: Capacity, pieces: Vec<Self>) -> Result<(), String> {
-        for (i, piece) in pieces.iter().enumerate() {
-            check_head(&self.inputs, head.inputs, &piece.inputs, i, "inputs")?;
-            check_head(&self.aux, head.aux, &piece.aux, i, "aux values")?;
-            for (whole, part, what) in [(&self.a, &piece.a, "A"), (&self.b, &piece.b, "B"), (&self.c, &piece.c, "C")] {
-                check_head(whole, head.constraints, part, i, what)?;
-            }
-        }
+    fn differs(&self, head: Capacity, piece: &Self) -> Option<String> {
+        differs_in(&self.inputs, head.inputs, &piece.inputs, "inputs")
+            .or_else(|| differs_in(&self.aux, head.aux, &piece.aux, "aux values"))
+            .or_else(|| differs_in(&self.a, head.constraints, &piece.a, "A evaluations"))
+            .or_else(|| differs_in(&self.b, head.constraints, &piece.b, "B evaluations"))
+            .or_else(|| differs_in(&self.c, head.constraints, &piece.c, "C evaluations"))
+    }
+
+    fn join(&mut self, head: Capacity, pieces: Vec<Self>) {
         let past = |size: fn(&Capacity) -> usize| -> usize {
             pieces.iter().map(|piece| size(&piece.size()) - size(&head)).sum()
         };
@@ -273,7 +274,6 @@ impl<E: Evaluate> Join for ProvingCs<E> {
             self.b_aux_density.join(head.aux, &piece.b_aux_density);
             self.b_input_density.join(head.inputs, &piece.b_input_density);
         }
-        Ok(())
     }
 }
 

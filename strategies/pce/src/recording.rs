@@ -7,7 +7,7 @@ use bellhop_plugin_sdk::{
     cast_slice, cast_vec,
     strategy::{Assignment, Density},
 };
-use bellhop_synthesis_kit::{append_past_head, check_head, eval, Bits, Capacity, Evaluate, Join, Query};
+use bellhop_synthesis_kit::{append_past_head, differs_in, eval, Bits, Capacity, Evaluate, Join, Query};
 use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
@@ -241,18 +241,18 @@ impl Join for WitnessCs {
         Capacity { constraints: 0, inputs: self.inputs.len(), aux: self.aux.len() }
     }
 
-    fn join(&mut self, head: Capacity, pieces: Vec<Self>) -> Result<(), String> {
-        for (i, piece) in pieces.iter().enumerate() {
-            check_head(&self.inputs, head.inputs, &piece.inputs, i, "inputs")?;
-            check_head(&self.aux, head.aux, &piece.aux, i, "aux values")?;
-        }
+    fn differs(&self, head: Capacity, piece: &Self) -> Option<String> {
+        differs_in(&self.inputs, head.inputs, &piece.inputs, "inputs")
+            .or_else(|| differs_in(&self.aux, head.aux, &piece.aux, "aux values"))
+    }
+
+    fn join(&mut self, head: Capacity, pieces: Vec<Self>) {
         self.inputs.reserve_exact(pieces.iter().map(|piece| piece.inputs.len() - head.inputs).sum());
         self.aux.reserve_exact(pieces.iter().map(|piece| piece.aux.len() - head.aux).sum());
         for piece in pieces {
             append_past_head(&mut self.inputs, head.inputs, &piece.inputs);
             append_past_head(&mut self.aux, head.aux, &piece.aux);
         }
-        Ok(())
     }
 }
 
