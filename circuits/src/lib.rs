@@ -330,8 +330,8 @@ pub struct Parts {
 }
 
 impl CatalogCircuit {
-    /// The circuit cut into [`Parts`] where its synthesis allows (PoRep C2's challenges);
-    /// else itself.
+    /// The circuit cut into [`Parts`] where its synthesis allows (PoRep C2's challenges,
+    /// PoSt's sectors); else itself.
     pub fn into_parts(self) -> Result<Parts, Self> {
         match self {
             #[cfg(feature = "filecoin")]

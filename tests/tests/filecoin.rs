@@ -181,7 +181,7 @@ fn filecoin_assignments_are_identical_across_strategies() {
 }
 
 #[test]
-fn porep_synthesized_in_parts_is_the_whole_circuit() {
+fn porep_and_post_synthesized_in_parts_are_the_whole_circuits() {
     let fixture = fixture();
     let synthetic = synthetic::porep_c1(SectorSize::Kib2, 6).unwrap();
     let bench = FilecoinSpec { kind: Kind::SyntheticPorep, sector_size: SectorSize::Kib2 };
@@ -197,8 +197,19 @@ fn porep_synthesized_in_parts_is_the_whole_circuit() {
         let in_parts = pool.install(|| bellhop_synthesis_kit::synthesize_in_parallel(circuit, &job)).unwrap();
         assert!(in_parts == whole, "{spec}: synthesized in parts, the assignment differs from the whole circuit's");
     }
-    let window = CircuitSpec::Filecoin(spec(Kind::WindowPost));
-    assert!(window.instance(0, &fixture.window).unwrap().circuit.into_parts().is_err(), "PoSt is not cut");
+    // PoSt is cut at its sectors: WindowPoSt's partition 0 holds two, WinningPoSt's
+    // circuit one a challenge (66), in pieces of two.
+    for (kind, input, pieces) in [(Kind::WindowPost, &fixture.window, 2), (Kind::WinningPost, &fixture.winning, 33)] {
+        let circuit = CircuitSpec::Filecoin(spec(kind));
+        let Ok(parts) = circuit.instance(0, input).unwrap().circuit.into_parts() else {
+            panic!("{circuit} is not cut at its sectors")
+        };
+        assert_eq!(parts.pieces.len(), pieces, "{circuit}");
+        let job = Job { circuit: circuit.to_string().into(), seed: 0, input: input.to_vec().into() };
+        let whole = bellhop_synthesis_kit::synthesize_directly(circuit, &job).unwrap();
+        let in_parts = pool.install(|| bellhop_synthesis_kit::synthesize_in_parallel(circuit, &job)).unwrap();
+        assert!(in_parts == whole, "{circuit}: synthesized in parts, the assignment differs from the whole circuit's");
+    }
 
     // pce replays a synthetic input, whose witness satisfies none of the circuit's checks,
     // instead of taking the recording for a stale one and recording again.

@@ -8,7 +8,7 @@
 //!
 //! for sector sizes 2KiB, 8MiB, 512MiB and 32GiB. A circuit is built the way
 //! filecoin-proofs' own `*_with_vanilla` provers build it (`CompoundProof::circuit` for
-//! partition k; PoRep's also cut at its challenges, [`porep`]), so its proofs, concatenated in partition order, are what filecoin-proofs'
+//! partition k; PoRep's also cut at its challenges, [`porep`], PoSt's at its sectors), so its proofs, concatenated in partition order, are what filecoin-proofs'
 //! verifiers take. Inputs are JSON ([`input`]); [`make`] produces real ones with
 //! filecoin-proofs (a sealed sector, PoSt and SnapDeals vanilla proofs), [`verify`] checks
 //! proofs with filecoin-proofs' verifiers, [`reference`] runs filecoin-proofs' own provers, and [`FilecoinSpec::param_identifier`] names
@@ -304,9 +304,36 @@ filecoin_circuit!(
     Snap32GiB(EmptySectorUpdateCircuit<SectorShape32GiB>),
 );
 
+/// At most this many pieces of a PoSt partition: enough for every core, few enough that
+/// joining them costs nothing against their synthesis.
+const MAX_POST_PIECES: usize = 64;
+
+/// A PoSt partition cut into pieces of whole sectors: its sectors are independent
+/// sub-circuits, with no head before them.
+fn cut_post<Tree: 'static + storage_proofs_core::merkle::MerkleTreeTrait>(
+    circuit: FallbackPoStCircuit<Tree>,
+) -> Result<(FilecoinCircuit, Vec<FilecoinCircuit>), FallbackPoStCircuit<Tree>>
+where
+    FilecoinCircuit: From<FallbackPoStCircuit<Tree>>,
+{
+    if circuit.sectors.len() < 2 {
+        return Err(circuit);
+    }
+    let FallbackPoStCircuit { prover_id, mut sectors } = circuit;
+    let per_piece = sectors.len().div_ceil(MAX_POST_PIECES);
+    let mut pieces = Vec::new();
+    while !sectors.is_empty() {
+        let rest = sectors.split_off(per_piece.min(sectors.len()));
+        pieces.push(FallbackPoStCircuit { prover_id, sectors }.into());
+        sectors = rest;
+    }
+    Ok((FallbackPoStCircuit { prover_id, sectors: Vec::new() }.into(), pieces))
+}
+
 impl FilecoinCircuit {
     /// The circuit cut into a head and pieces, each piece the head again and one
-    /// independent part (see [`porep`]), where its synthesis allows; else itself.
+    /// independent part, where its synthesis allows (PoRep's challenges, see [`porep`];
+    /// PoSt's sectors); else itself.
     pub fn into_parts(self: Box<Self>) -> Result<(Self, Vec<Self>), Box<Self>> {
         fn cut<Tree: 'static + storage_proofs_core::merkle::MerkleTreeTrait>(
             circuit: PorepCircuit<Tree>,
@@ -320,6 +347,8 @@ impl FilecoinCircuit {
         match *self {
             Self::Porep(circuit) => cut(circuit).map_err(|c| Box::new(Self::Porep(c))),
             Self::Porep32GiB(circuit) => cut(circuit).map_err(|c| Box::new(Self::Porep32GiB(c))),
+            Self::Post(circuit) => cut_post(circuit).map_err(|c| Box::new(Self::Post(c))),
+            Self::Post32GiB(circuit) => cut_post(circuit).map_err(|c| Box::new(Self::Post32GiB(c))),
             other => Err(Box::new(other)),
         }
     }

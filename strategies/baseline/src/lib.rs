@@ -1,6 +1,6 @@
 //! The baseline synthesis strategy: bellperson's `ProvingAssignment` behaviour, with the
 //! jobs of a batch synthesized in parallel, and a circuit that can be cut into independent
-//! parts (PoRep C2's challenges) synthesized on many threads, its parts apart.
+//! parts (PoRep C2's challenges, PoSt's sectors) synthesized on many threads, its parts apart.
 //!
 //! Options: `parallel_parts` (default true; false synthesizes every circuit on one thread,
 //! as bellperson does).

@@ -66,7 +66,7 @@ pub fn synthesize_directly(spec: CircuitSpec, job: &Job) -> Result<Assignment, P
 }
 
 /// Synthesizes one job as [`synthesize_directly`] does, with the same result, but a
-/// circuit that can be cut into [`bellhop_circuits::Parts`] (PoRep C2) on the current
+/// circuit that can be cut into [`bellhop_circuits::Parts`] (PoRep C2, PoSt) on the current
 /// rayon pool's threads, its pieces apart (see [`synthesize_in_parts`]).
 pub fn synthesize_in_parallel(spec: CircuitSpec, job: &Job) -> Result<Assignment, PluginError> {
     match job_circuit(spec, job)?.into_parts() {

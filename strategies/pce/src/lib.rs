@@ -7,7 +7,7 @@
 //! products. Recordings are kept in memory and cached on disk (see `cache`); an unusable
 //! cache file is reported as a warning and rebuilt, never used.
 //!
-//! A circuit that can be cut into independent parts (PoRep C2's challenges) has its
+//! A circuit that can be cut into independent parts (PoRep C2's challenges, PoSt's sectors) has its
 //! witness computed on many threads, its parts apart; recording stays on one thread.
 //!
 //! Options: `cache_dir` (default: `$BELLHOP_CACHE_DIR/pce`, else `$XDG_CACHE_HOME/bellhop/pce`,
