@@ -121,10 +121,12 @@ struct ApiC1<Tree: 'static + MerkleTreeTrait> {
     ticket: Ticket,
 }
 
-/// Whether a C1 JSON names its registered proof (filecoin-proofs-api's form).
+/// Whether a C1 JSON names its registered proof (filecoin-proofs-api's form), and whether
+/// it is a synthetic input (its notice), read in one pass.
 #[derive(Deserialize)]
 struct RegisteredProbe {
     registered_proof: Option<String>,
+    bellhop_synthetic: Option<serde::de::IgnoredAny>,
 }
 
 /// The graph a sector was sealed with: its registered proof's porep id and API version.
@@ -403,10 +405,11 @@ where
                     }
                     Err(_) => bytes.to_vec(),
                 };
-                if synthetic::is_synthetic(&inner) {
+                let probe = json::<RegisteredProbe>(spec, &inner)?;
+                if probe.bellhop_synthetic.is_some() {
                     return Err(FilecoinError::Synthetic { spec });
                 }
-                let porep = match json::<RegisteredProbe>(spec, &inner)?.registered_proof {
+                let porep = match probe.registered_proof {
                     Some(name) => {
                         let (size, seal) = SealProof::named(&name).map_err(not_input)?;
                         size_mismatch(size.bytes())?;
