@@ -41,11 +41,7 @@ use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
 use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
 
-use crate::{
-    porep::PorepCircuit,
-    synthetic::{self, SyntheticC1},
-    FilecoinCircuit, FilecoinError, FilecoinSpec, Instance, Kind, SectorSize,
-};
+use crate::{porep::PorepCircuit, synthetic, FilecoinCircuit, FilecoinError, FilecoinSpec, Instance, Kind, SectorSize};
 
 /// The API version `bellhop fil` seals and proves window PoSt and SnapDeals with.
 pub const API_VERSION: ApiVersion = ApiVersion::V1_2_0;
@@ -340,6 +336,14 @@ fn json<T: DeserializeOwned>(spec: FilecoinSpec, bytes: &[u8]) -> Result<T, File
     })
 }
 
+fn from_value<T: DeserializeOwned>(spec: FilecoinSpec, value: serde_json::Value) -> Result<T, FilecoinError> {
+    serde_json::from_value(value).map_err(|e| FilecoinError::Input {
+        spec,
+        expected: expected(spec.kind),
+        why: e.to_string(),
+    })
+}
+
 fn check_circuit(spec: FilecoinSpec, circuit: &str) -> Result<(), FilecoinError> {
     if circuit == spec.to_string() {
         return Ok(());
@@ -372,27 +376,25 @@ where
         };
         Ok(match spec.kind {
             Kind::SyntheticPorep => {
-                let Some(notice) = json::<synthetic::Probe>(spec, bytes)?.bellhop_synthetic else {
+                // One parse: the notice, the shape check and the C1 output read the value.
+                let mut file: serde_json::Value = json(spec, bytes)?;
+                let Some(notice) = file.get_mut("bellhop_synthetic").map(serde_json::Value::take) else {
                     return Err(FilecoinError::Input {
                         spec,
                         expected: expected(spec.kind),
                         why: format!("it is not synthetic; prove a real C1 output as porep:{}", spec.sector_size),
                     });
                 };
-                check_circuit(spec, &notice.circuit)?;
+                check_circuit(spec, &from_value::<synthetic::Notice>(spec, notice)?.circuit)?;
                 // Its vanilla proofs are not verified, which would catch a malformed one:
                 // its shape is checked against a file made afresh instead.
-                synthetic::check_shape(spec.sector_size, bytes).map_err(|why| FilecoinError::Input {
+                synthetic::check_shape(spec.sector_size, &file).map_err(|why| FilecoinError::Input {
                     spec,
                     expected: expected(spec.kind),
                     why: format!("it is damaged ({why}); make it again with `bellhop fil synthetic-c1`"),
                 })?;
-                let file: SyntheticC1<Tree> = json(spec, bytes)?;
-                Typed::Porep(Box::new(Porep {
-                    c1: file.c1,
-                    seal: SealProof::bellhop(spec.sector_size),
-                    synthetic: true,
-                }))
+                let c1 = from_value(spec, file.get_mut("c1").map(serde_json::Value::take).unwrap_or_default())?;
+                Typed::Porep(Box::new(Porep { c1, seal: SealProof::bellhop(spec.sector_size), synthetic: true }))
             }
             Kind::Porep => {
                 let not_input = |why: String| FilecoinError::Input { spec, expected: expected(spec.kind), why };

@@ -56,54 +56,68 @@ pub fn is_synthetic(bytes: &[u8]) -> bool {
     serde_json::from_slice::<Probe>(bytes).is_ok_and(|probe| probe.bellhop_synthetic.is_some())
 }
 
-/// Checks that the synthetic input `bytes` has the shape of one [`porep_c1`] makes for
-/// `size` (every object's fields, every array's length) and that every Merkle path index
-/// is within its level's arity: what the circuit indexes without checking. Says where
-/// it differs.
-pub(crate) fn check_shape(size: SectorSize, bytes: &[u8]) -> Result<(), String> {
-    let input: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-    let made: serde_json::Value =
-        serde_json::from_slice(&porep_c1(size, 0).map_err(|e| e.to_string())?).expect("porep_c1 writes JSON");
-    same_shape(&input["c1"], &made["c1"], &mut String::from("c1"))
+/// Checks that the synthetic `input` has the shape of one [`porep_c1`] makes for `size`
+/// (every object's fields, every array's length) and that every Merkle path index is
+/// within its level's arity: what the circuit indexes without checking. Says where it
+/// differs.
+pub(crate) fn check_shape(size: SectorSize, input: &serde_json::Value) -> Result<(), String> {
+    let made = porep_c1_value(size, 0).map_err(|e| e.to_string())?;
+    same_shape(&input["c1"], &made["c1"]).map_err(|mut mismatch| {
+        mismatch.path.push("c1".into());
+        mismatch.path.reverse();
+        format!("{} {}", mismatch.path.concat(), mismatch.why)
+    })
 }
 
-fn same_shape(input: &serde_json::Value, made: &serde_json::Value, at: &mut String) -> Result<(), String> {
+/// Where (innermost first) and how an input's shape differs from a made one's.
+struct Mismatch {
+    path: Vec<String>,
+    why: String,
+}
+
+impl Mismatch {
+    fn new(why: String) -> Self {
+        Self { path: Vec::new(), why }
+    }
+
+    fn within(mut self, segment: String) -> Self {
+        self.path.push(segment);
+        self
+    }
+}
+
+fn same_shape(input: &serde_json::Value, made: &serde_json::Value) -> Result<(), Mismatch> {
     use serde_json::Value;
     match (input, made) {
         (Value::Object(input), Value::Object(made)) => {
             if input.len() != made.len() || made.keys().any(|k| !input.contains_key(k)) {
-                return Err(format!("{at} has fields {:?}, not {:?}", input.keys(), made.keys()));
+                let (has, wants) = (input.keys().collect::<Vec<_>>(), made.keys().collect::<Vec<_>>());
+                return Err(Mismatch::new(format!("has fields {has:?}, not {wants:?}")));
             }
             if let (Some(index), Some(Value::Array(hashes))) = (input.get("index"), input.get("hashes")) {
                 if !index.as_u64().is_some_and(|i| i <= hashes.len() as u64) {
-                    return Err(format!("{at}.index is {index}, past the level's arity {}", hashes.len() + 1));
+                    let why = format!("is {index}, past the level's arity {}", hashes.len() + 1);
+                    return Err(Mismatch::new(why).within(".index".into()));
                 }
             }
-            for (key, made) in made {
-                let len = at.len();
-                at.push_str(&format!(".{key}"));
-                same_shape(&input[key], made, at)?;
-                at.truncate(len);
-            }
-            Ok(())
+            made.iter()
+                .try_for_each(|(key, made)| same_shape(&input[key], made).map_err(|m| m.within(format!(".{key}"))))
         }
         (Value::Array(input), Value::Array(made)) => {
             if input.len() != made.len() {
-                return Err(format!("{at} has {} items, not {}", input.len(), made.len()));
+                return Err(Mismatch::new(format!("has {} items, not {}", input.len(), made.len())));
             }
-            for (i, (input, made)) in input.iter().zip(made).enumerate() {
-                let len = at.len();
-                at.push_str(&format!("[{i}]"));
-                same_shape(input, made, at)?;
-                at.truncate(len);
-            }
-            Ok(())
+            input
+                .iter()
+                .zip(made)
+                .enumerate()
+                .try_for_each(|(i, (input, made))| same_shape(input, made).map_err(|m| m.within(format!("[{i}]"))))
         }
         (Value::Number(_), Value::Number(_))
         | (Value::String(_), Value::String(_))
         | (Value::Bool(_), Value::Bool(_))
         | (Value::Null, Value::Null) => Ok(()),
-        _ => Err(format!("{at} is not of the kind a synthetic input has there")),
+        _ => Err(Mismatch::new("is not of the kind a synthetic input has there".into())),
     }
 }
 
@@ -111,6 +125,11 @@ fn same_shape(input: &serde_json::Value, made: &serde_json::Value, at: &mut Stri
 /// the public data (drawn from `seed`) selects, with hashes, labels and parents drawn
 /// from `seed`.
 pub fn porep_c1(size: SectorSize, seed: u64) -> Result<Vec<u8>, FilecoinError> {
+    Ok(serde_json::to_vec(&porep_c1_value(size, seed)?).expect("JSON values serialize"))
+}
+
+/// [`porep_c1`] as a JSON value.
+fn porep_c1_value(size: SectorSize, seed: u64) -> Result<serde_json::Value, FilecoinError> {
     let spec = FilecoinSpec { kind: Kind::SyntheticPorep, sector_size: size };
     with_tree!(size, Tree => porep_c1_of::<Tree>(size, seed).map_err(|error| FilecoinError::Filecoin { spec, error }))
 }
@@ -118,7 +137,7 @@ pub fn porep_c1(size: SectorSize, seed: u64) -> Result<Vec<u8>, FilecoinError> {
 fn porep_c1_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     size: SectorSize,
     seed: u64,
-) -> anyhow::Result<Vec<u8>> {
+) -> anyhow::Result<serde_json::Value> {
     let rng = &mut ChaCha8Rng::seed_from_u64(seed);
     let config = input::porep_config(size, None, None)?;
     let pp = input::porep_public_params::<Tree>(&config)?.vanilla_params;
@@ -161,7 +180,7 @@ fn porep_c1_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
          they prove no sector and proofs made from them prove nothing. For benchmarks only: bellhop bench {circuit}"
     );
     let file = SyntheticC1 { bellhop_synthetic: Notice { circuit, seed, note }, c1 };
-    Ok(serde_json::to_vec(&file)?)
+    Ok(serde_json::to_value(&file)?)
 }
 
 /// The roots of a sector's trees: of its data (tree d), its columns (tree c) and its
