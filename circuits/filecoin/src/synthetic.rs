@@ -37,12 +37,13 @@ pub struct Notice {
     pub note: String,
 }
 
-/// A synthetic C1 output: the notice, then the C1 output in filecoin-proofs' form.
-#[derive(Serialize, Deserialize)]
-#[serde(bound(serialize = "", deserialize = ""))]
-pub(crate) struct SyntheticC1<Tree: 'static + MerkleTreeTrait> {
-    pub(crate) bellhop_synthetic: Notice,
-    pub(crate) c1: SealCommitPhase1Output<Tree>,
+/// A synthetic C1 output as written: the notice, then the C1 output in filecoin-proofs'
+/// form (`input` reads it back as a JSON value).
+#[derive(Serialize)]
+#[serde(bound(serialize = ""))]
+struct SyntheticC1<Tree: 'static + MerkleTreeTrait> {
+    bellhop_synthetic: Notice,
+    c1: SealCommitPhase1Output<Tree>,
 }
 
 /// A JSON object's notice, if it has one (its other fields are skipped).
