@@ -13,6 +13,8 @@
 # STRATEGY (baseline), BATCH (partitions synthesized together, 3) or BUDGET (host memory,
 # e.g. 120GiB, from which the bench sizes the batch), LOOKAHEAD (0), RUNS (1) and WARMUP (0)
 # configure it; OPTIONS adds lines to [synthesis.options] (pce keeps its recordings in WORK).
+# COMPARE=pce runs `bellhop ab --synthesis-only` instead: STRATEGY against COMPARE on
+# partitions of the same input, RUNS (12) rounds after WARMUP (1), no parameters needed.
 set -euo pipefail
 bundle="$(cd "$(dirname "$0")" && pwd)"
 bh="$bundle/bellhop"
@@ -23,32 +25,50 @@ name="${NAME:-baseline}-$size"
 mkdir -p "$work" "$out"
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
+# write_config FILE STRATEGY: the config of a run with STRATEGY.
+write_config() {
+    printf '[params]\ndir = "%s"\n[backend]\nplugin = "%s"\n[synthesis]\nstrategy = "%s"\n[pipeline]\nlookahead = %s\nverify = false\n' \
+        "$work" "${BACKEND:-cuda}" "$2" "${LOOKAHEAD:-0}" >"$1"
+    echo '[synthesis.options]' >>"$1"
+    if [[ "$2" == pce ]]; then echo "cache_dir = \"$work/pce\"" >>"$1"; fi
+    if [[ -n "${OPTIONS:-}" ]]; then echo "$OPTIONS" >>"$1"; fi
+}
 config="$work/$name.toml"
-printf '[params]\ndir = "%s"\n[backend]\nplugin = "%s"\n[synthesis]\nstrategy = "%s"\n[pipeline]\nlookahead = %s\nverify = false\n' \
-    "$work" "${BACKEND:-cuda}" "${STRATEGY:-baseline}" "${LOOKAHEAD:-0}" >"$config"
-echo '[synthesis.options]' >>"$config"
-if [[ "${STRATEGY:-baseline}" == pce ]]; then echo "cache_dir = \"$work/pce\"" >>"$config"; fi
-if [[ -n "${OPTIONS:-}" ]]; then echo "$OPTIONS" >>"$config"; fi
+write_config "$config" "${STRATEGY:-baseline}"
 batch_arg="--batch ${BATCH:-3}"
 if [[ -n "${BUDGET:-}" ]]; then batch_arg="--budget $BUDGET"; fi
 if [[ ! -f "$work/c1-$size.json" ]]; then
     log "synthetic C1 output"
     "$bh" --config "$config" fil synthetic-c1 --sector-size "$size" --seed 1 --out "$work/c1-$size.json"
 fi
-# PARAMS=memory makes them in the bench's memory instead (no 47 GB file on the disk).
+# PARAMS=memory makes them in the bench's memory instead (no 47 GB file on the disk); the
+# comparison synthesizes only and needs none.
 params_arg=""
-if [[ "${PARAMS:-file}" == memory ]]; then
+if [[ -n "${COMPARE:-}" ]]; then
+    :
+elif [[ "${PARAMS:-file}" == memory ]]; then
     params_arg="--synthetic-params"
 elif [[ ! -f "$work/bellhop-synthetic-porep-$size.params" ]]; then
     log "synthetic parameters (disk before: $(df -h --output=avail "$work" | tail -1))"
     "$bh" --config "$config" params synthetic "synthetic-porep:$size" --dir "$work"
 fi
 
+if [[ -n "${COMPARE:-}" ]]; then
+    write_config "$work/$name.b.toml" "$COMPARE"
+    command="ab synthetic-porep:$size --input '$work/c1-$size.json' --synthesis-only --a '$config' \
+        --b '$work/$name.b.toml' --runs ${RUNS:-12} --warmup ${WARMUP:-1} --report '$work/$name.ab'"
+    what="ab $name: ${STRATEGY:-baseline} against $COMPARE, synthesis only"
+    stdout="$work/$name.md"
+else
+    command="bench synthetic-porep:$size --input '$work/c1-$size.json' --runs ${RUNS:-1} --warmup ${WARMUP:-0} \
+        $batch_arg $params_arg --json"
+    what="bench $name: $batch_arg, lookahead ${LOOKAHEAD:-0}"
+    stdout="$work/$name.json"
+fi
 if [[ ! -f "$work/$name.started" ]]; then
     touch "$work/$name.started"
-    log "bench $name: $batch_arg, lookahead ${LOOKAHEAD:-0}, $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
-    setsid bash -c "'$bh' --config '$config' bench synthetic-porep:$size --input '$work/c1-$size.json' \
-        --runs ${RUNS:-1} --warmup ${WARMUP:-0} $batch_arg $params_arg --json >'$work/$name.json' 2>'$work/$name.log' &
+    log "$what, $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
+    setsid bash -c "'$bh' --config '$config' $command >'$stdout' 2>'$work/$name.log' &
         echo \$! >'$work/$name.pid'; wait \$!; echo \$? >'$work/$name.rc'" </dev/null >/dev/null 2>&1 &
     # Every 5 s: seconds, host memory in use, the bench's RSS (bytes), GPU memory in use (MiB).
     setsid bash -c "while [[ ! -f '$work/$name.rc' ]]; do
@@ -62,12 +82,12 @@ fi
 
 deadline=$((SECONDS + ${WAIT:-540}))
 while [[ ! -f "$work/$name.rc" && $SECONDS -lt $deadline ]]; do sleep 5; done
-cp "$work/$name".* "$out/"
+cp -r "$work/$name".* "$out/"
 tail -n 4 "$work/$name.log"
 if [[ -f "$work/$name.rc" ]]; then
-    log "bench $name ended with status $(cat "$work/$name.rc")"
+    log "$name ended with status $(cat "$work/$name.rc")"
     awk 'NR == 1 || $3 > m { m = $3 } END { printf "largest sampled RSS %.1f GiB\n", m / 2^30 }' "$work/$name.memory"
     awk '$4 > m { m = $4 } END { printf "largest sampled GPU memory %.1f GiB\n", m / 1024 }' "$work/$name.memory"
 else
-    log "bench $name still running: call again with the same WORK and NAME"
+    log "$name still running: call again with the same WORK and NAME"
 fi
