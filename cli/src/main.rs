@@ -15,6 +15,7 @@ mod serve;
 use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::Result;
+use bellhop_plugin_sdk::strategy::Strategy;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::{layer::SubscriberExt, util::SubscriberInitExt, EnvFilter, Layer as _};
 
@@ -151,12 +152,49 @@ impl Context {
         let mut session = bellhop_host::session::Session::open(&self.config, &self.plugin_dir)?;
         let srs = srs(&spec)?;
         session.keep_bases(&srs)?;
-        let options = bellhop_host::pipeline::PipelineOptions {
+        Ok(Proving { spec, session, srs, options: self.pipeline_options() })
+    }
+
+    /// As [`proving`](Self::proving), with `work` done on the opened strategy meanwhile,
+    /// on its own thread (in the caller's tracing span): a fresh process synthesizes its
+    /// first batch while it opens the backend, reads the parameters and lets the backend
+    /// keep their bases.
+    fn proving_while<T: Send>(
+        &self,
+        circuit: &str,
+        params: Option<&std::path::Path>,
+        work: impl FnOnce(&dyn Strategy) -> T + Send,
+    ) -> Result<(Proving, T)> {
+        use bellhop_host::session::{load_params, open_strategy, OpenedBackend, Session};
+        let spec: bellhop_circuits::CircuitSpec = circuit.parse()?;
+        warn_if_unverified(&self.config);
+        let (strategy, strategy_name) = open_strategy(&self.config, &self.plugin_dir)?;
+        let (dispatch, parent) = (tracing::dispatcher::get_default(Clone::clone), tracing::Span::current());
+        let (opened, done) = std::thread::scope(|scope| {
+            let strategy = strategy.as_ref();
+            let worker = scope
+                .spawn(move || tracing::dispatcher::with_default(&dispatch, || parent.in_scope(|| work(strategy))));
+            let opened = (|| {
+                let backend = OpenedBackend::open(&self.config, &self.plugin_dir, self.config.backend.device())?;
+                let srs = load_params(&self.config, &spec, params)?;
+                backend.keep_bases(&srs)?;
+                anyhow::Ok((backend, srs))
+            })();
+            (opened, worker.join())
+        });
+        let done = done.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let (backend, srs) = opened?;
+        let session = Session { backend, strategy, strategy_name };
+        Ok((Proving { spec, session, srs, options: self.pipeline_options() }, done))
+    }
+
+    /// The configured pipeline, r and s from the OS.
+    fn pipeline_options(&self) -> bellhop_host::pipeline::PipelineOptions {
+        bellhop_host::pipeline::PipelineOptions {
             lookahead: self.config.pipeline.lookahead,
             verify: self.config.pipeline.verify,
             randomness: bellhop_host::pipeline::Randomness::Os,
-        };
-        Ok(Proving { spec, session, srs, options })
+        }
     }
 }
 

@@ -205,6 +205,46 @@ fn proving_with_verification_off_warns_first() {
     assert!(ok && out.contains("verify is off"), "{out}");
 }
 
+/// `prove` synthesizes its first batch while it reads the parameters: with a batch of two
+/// and three proofs, every lookahead gives the same bytes, each proof verified.
+#[test]
+fn prove_gives_the_same_proofs_whatever_the_lookahead() {
+    let dir = std::env::temp_dir().join(format!("bellhop-cli-first-batch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let params = dir.join("chain.params");
+    let (ok, out) = bellhop(&["params", "gen", "chain:40", "--out", &path(&params), "--seed", "2", "--force"]);
+    assert!(ok, "{out}");
+    let proofs: Vec<Vec<u8>> = [0, 1, 2]
+        .iter()
+        .map(|lookahead| {
+            let (config, out_path) = (dir.join(format!("{lookahead}.toml")), dir.join(format!("{lookahead}.proofs")));
+            std::fs::write(&config, format!("[pipeline]\nlookahead = {lookahead}\n")).unwrap();
+            let (ok, out) = bellhop(&[
+                "--config",
+                &path(&config),
+                "prove",
+                "chain:40",
+                "--params",
+                &path(&params),
+                "--count",
+                "3",
+                "--batch",
+                "2",
+                "--insecure-blinding-seed",
+                "9",
+                "--out",
+                &path(&out_path),
+            ]);
+            assert!(ok && out.contains("3 proof(s) in") && out.contains("each verified"), "{out}");
+            std::fs::read(&out_path).unwrap()
+        })
+        .collect();
+    assert_eq!(proofs[0].len(), 3 * 192);
+    assert!(proofs.iter().all(|p| *p == proofs[0]), "the lookahead changed the proofs");
+    std::fs::remove_dir_all(dir).ok();
+}
+
 #[test]
 fn params_check_finds_a_point_off_the_curve() {
     let dir = std::env::temp_dir().join(format!("bellhop-cli-check-{}", std::process::id()));

@@ -193,8 +193,40 @@ pub fn run(
     options: &PipelineOptions,
     on_proof: &(dyn Fn(&ProvedJob) + Sync),
 ) -> Result<Vec<ProvedJob>, PipelineError> {
+    run_after(backend, strategy, srs, None, batches, options, on_proof)
+}
+
+/// As [`run`], with the first batch already synthesized: `first` is what
+/// [`synthesize_batch`] returned for it (as batch 0, proof 0), `batches` the ones after it.
+/// A fresh process synthesizes its first batch while it opens the backend and reads the
+/// parameters.
+pub fn run_synthesized_first(
+    backend: &OpenedBackend,
+    strategy: &dyn Strategy,
+    srs: &Srs,
+    first: Vec<(Job, Assignment)>,
+    batches: Vec<Vec<Job>>,
+    options: &PipelineOptions,
+    on_proof: &(dyn Fn(&ProvedJob) + Sync),
+) -> Result<Vec<ProvedJob>, PipelineError> {
+    run_after(backend, strategy, srs, Some(first), batches, options, on_proof)
+}
+
+/// [`run`] after `first`, when given, which is batch 0.
+fn run_after(
+    backend: &OpenedBackend,
+    strategy: &dyn Strategy,
+    srs: &Srs,
+    first: Option<Vec<(Job, Assignment)>>,
+    batches: Vec<Vec<Job>>,
+    options: &PipelineOptions,
+    on_proof: &(dyn Fn(&ProvedJob) + Sync),
+) -> Result<Vec<ProvedJob>, PipelineError> {
     let dealloc = Dealloc::new();
-    let firsts: Vec<usize> = batches.iter().scan(0, |next, b| Some(std::mem::replace(next, *next + b.len()))).collect();
+    // Batch numbers count `first` as batch 0; `batches[i]` is batch `i + skip`.
+    let skip = usize::from(first.is_some());
+    let sizes = first.iter().map(Vec::len).chain(batches.iter().map(Vec::len));
+    let firsts: Vec<usize> = sizes.scan(0, |next, size| Some(std::mem::replace(next, *next + size))).collect();
     let synthesize = |batch: usize, jobs: &[Job]| synthesize_batch(strategy, batch, firsts[batch], jobs);
     // Verifies a proof (inside its `proof` span), reports it and adds it to `out`.
     let finish =
@@ -245,7 +277,10 @@ pub fn run(
 
     let mut proved = Vec::new();
     if options.lookahead == 0 {
-        for (batch, jobs) in batches.iter().enumerate() {
+        if let Some(first) = first {
+            prove(0, first, &mut proved)?;
+        }
+        for (batch, jobs) in (skip..).zip(&batches) {
             prove(batch, synthesize(batch, jobs)?, &mut proved)?;
         }
         return Ok(proved);
@@ -259,7 +294,7 @@ pub fn run(
         scope.spawn(move || {
             tracing::dispatcher::with_default(&dispatch, || {
                 let _parent = parent.entered();
-                for (batch, jobs) in batches.iter().enumerate() {
+                for (batch, jobs) in (skip..).zip(&batches) {
                     let result = synthesize(batch, jobs);
                     let failed = result.is_err();
                     if sender.send((batch, result)).is_err() || failed {
@@ -268,6 +303,9 @@ pub fn run(
                 }
             })
         });
+        if let Some(first) = first {
+            prove(0, first, &mut proved)?;
+        }
         for (batch, synthesized) in receiver {
             prove(batch, synthesized?, &mut proved)?;
         }

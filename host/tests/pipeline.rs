@@ -69,3 +69,45 @@ fn synthesis_runs_ahead_of_proving() {
         assert!(synthesis_start >= previous_verify_end, "lookahead 0 runs one batch after the other");
     }
 }
+
+/// A first batch synthesized beforehand (as `bellhop prove` does while it reads the
+/// parameters) gives the proofs `run` gives, with and without lookahead.
+#[test]
+fn a_first_batch_synthesized_beforehand_gives_the_same_proofs() {
+    use bellhop_host::prover::Blinding;
+    use blstrs::Scalar;
+
+    let spec: CircuitSpec = "chain:300".parse().unwrap();
+    let p = generate_random_parameters::<Bls12, _, _>(
+        spec.synthetic(0).expect("a synthetic circuit").circuit,
+        &mut ChaCha20Rng::seed_from_u64(6),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(spec.params_file_name().unwrap());
+    params::write(&p, &path).unwrap();
+    let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
+    let session = Session::open(&Config::default(), dir.path()).unwrap();
+    let job = |seed| Job { circuit: spec.to_string().into(), seed, input: Default::default() };
+    let batches = vec![vec![job(0), job(1)], vec![job(2)], vec![job(3), job(4)]];
+    let blindings: Vec<Blinding> =
+        (0..5u64).map(|i| Blinding { r: Scalar::from(3 + i), s: Scalar::from(50 + i) }).collect();
+    // Under a subscriber, as the other test is: tracing caches a call site's interest, and
+    // one first reached with none would hide its spans from the other test's.
+    let log = PhaseLog::default();
+    let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(PhaseLayer::new(log)));
+    for lookahead in [0, 1, 2] {
+        let options = PipelineOptions { lookahead, verify: true, randomness: Randomness::Fixed(blindings.clone()) };
+        let strategy = session.strategy.as_ref();
+        let whole = pipeline::run(&session.backend, strategy, &srs, batches.clone(), &options, &|_| {}).unwrap();
+        let first = pipeline::synthesize_batch(strategy, 0, 0, &batches[0]).unwrap();
+        let rest = batches[1..].to_vec();
+        let after =
+            pipeline::run_synthesized_first(&session.backend, strategy, &srs, first, rest, &options, &|_| {}).unwrap();
+        let bytes = |proved: &[pipeline::ProvedJob]| -> Vec<(usize, Vec<u8>)> {
+            proved.iter().map(|p| (p.index, p.proof_bytes())).collect()
+        };
+        assert_eq!(bytes(&after), bytes(&whole), "lookahead {lookahead}");
+        assert_eq!(after.iter().map(|p| p.index).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    }
+}
