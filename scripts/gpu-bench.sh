@@ -10,7 +10,8 @@
 #    byte with the CPU's;
 # 4. the first proof of a fresh process, per backend;
 # 5. chain:2^LOG2 end to end (synthesis included) on every backend (BENCH picks them);
-# 6. `bellhop ab` of cuda against cuda-pinned (AB=0 skips it).
+# 6. `bellhop ab` of cuda against cuda-pinned (AB=0 skips it), and with AB_CALLS=1 of
+#    cuda through the primitives (A) against cuda's h and MSMs in one call (B).
 # Backends: cpu and every GPU backend plugin in the bundle (`bellhop plugins --json`:
 # cuda, cuda-pinned, opencl, cuda-supraseal), or BACKENDS.
 # Stage `peers`: bellperson's own provers on the same circuit and parameter file: CPU,
@@ -134,6 +135,12 @@ if [[ " $stages " == *" ours "* ]]; then
         "$bh" ab "$circuit" --set-a backend.plugin=cuda --set-b backend.plugin=cuda-pinned \
             --set-a "params.dir=\"$work\"" --set-b "params.dir=\"$work\"" --runs 12 --report "$work/ab" | tail -20
     fi
+    if [[ "${AB_CALLS:-0}" != 0 ]]; then
+        echo "== ab: cuda through the primitives (A) against cuda's proof_msms, one call (B)"
+        "$bh" ab "$circuit" --set-a backend.plugin=cuda --set-b backend.plugin=cuda --set-a backend.proof_msms=false \
+            --set-a "params.dir=\"$work\"" --set-b "params.dir=\"$work\"" --runs "${AB_RUNS:-12}" \
+            --report "$work/ab-calls" | tail -24
+    fi
 fi
 
 if [[ " $stages " == *" peers "* ]]; then
@@ -178,7 +185,7 @@ echo "== summary"
 python3 - "$work" "$circuit" $backends <<'PY'
 import glob, json, os, re, sys
 work, circuit, backends = sys.argv[1], sys.argv[2], sys.argv[3:]
-phases = ["synthesis", "prove_batch", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify"]
+phases = ["synthesis", "prove_batch", "msms", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify"]
 def load(name):
     path = os.path.join(work, name)
     return json.load(open(path)) if os.path.exists(path) else None
@@ -213,7 +220,8 @@ for v in [b for b in backends if b != "cpu"]:
     if not os.path.exists(path) or not bench or bench["circuit"] != circuit:
         continue
     raw = {m.group(1): float(m.group(2)) / 1e3 for m in re.finditer(r"^  (\w+)\s+([\d.]+)$", open(path).read(), re.M)}
-    gpu = sum(bench["phases"][p]["median"] for p in ["h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"])
+    gpu = sum(bench["phases"].get(p, {}).get("median", 0.0)
+              for p in ["msms", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"])
     if gpu == 0:
         continue  # a fused backend: its proofs have no primitive phases
     # The prover's GPU work: compute_h, four G1 MSMs (h, l, a, b_g1) and one G2 MSM.

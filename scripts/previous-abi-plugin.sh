@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Rebuilds tests/fixtures/previous-abi/template-abi-1.3.so, the plugin that
-# tests/tests/previous_abi.rs loads with this build's host: the template backend as it was
-# at the last commit before `bellhop-plugin-api` was split into the frozen ABI crate and
-# `bellhop-plugin-sdk` (ABI 1.3), built in release from a worktree of that commit, so its
+# tests/tests/previous_abi.rs shows refused by this build's host (ABI 1.4, an older minor
+# cannot load): the template backend as it was at the last commit before
+# `bellhop-plugin-api` was split into the frozen ABI crate and `bellhop-plugin-sdk`
+# (ABI 1.3), built in release from a worktree of that commit, so its
 # build info names the commit. A cold build of the template's dependencies (minutes): run
 # it only to replace the file, e.g. after moving to another platform.
 set -euo pipefail

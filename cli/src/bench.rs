@@ -116,10 +116,21 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     bar.finish_and_clear();
     let table = PhaseTable::from_records(&context.phases.take(), total * partitions);
     let measured = &table.proofs[args.warmup * partitions..];
-    let summaries: Vec<(String, Summary)> = PHASES
+    // The phases, each followed by the backend's sub-phases of it that were measured.
+    let names: Vec<String> = PHASES
         .iter()
+        .flat_map(|phase| {
+            let prefix = format!("{phase}.");
+            let subphases: std::collections::BTreeSet<&String> =
+                measured.iter().flat_map(|row| row.keys()).filter(|k| k.starts_with(&prefix)).collect();
+            std::iter::once(phase.to_string()).chain(subphases.into_iter().cloned())
+        })
+        .collect();
+    let summaries: Vec<(String, Summary)> = names
+        .into_iter()
         .map(|phase| {
-            (phase.to_string(), Summary::of(measured.iter().map(|row| row.get(*phase).copied().unwrap_or(0.0))))
+            let summary = Summary::of(measured.iter().map(|row| row.get(&phase).copied().unwrap_or(0.0)));
+            (phase, summary)
         })
         .collect();
     let peak_rss = memory::peak_rss().filter(|_| reset);
@@ -145,10 +156,10 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         args.runs, args.warmup, session.backend.name, session.strategy_name
     );
     let per = if partitions > 1 { "per partition: " } else { "" };
-    println!("{per}{:<10} {:>10} {:>10} {:>10} {:>8}", "phase", "median s", "min s", "max s", "spread");
+    println!("{per}{:<20} {:>10} {:>10} {:>10} {:>8}", "phase", "median s", "min s", "max s", "spread");
     for (phase, s) in &summaries {
         println!(
-            "{:width$}{phase:<10} {:>10.4} {:>10.4} {:>10.4} {:>7.1}%",
+            "{:width$}{phase:<20} {:>10.4} {:>10.4} {:>10.4} {:>7.1}%",
             "",
             s.median,
             s.min,

@@ -161,7 +161,7 @@ impl Device {
                 dealloc.drop_later(assignment);
                 return Ok((proofs.remove(0), public_inputs));
             }
-            prover::prove_with_primitives(backend.as_ref(), srs, assignment, blinding, circuit, dealloc)
+            prover::prove(backend.as_ref(), backend.msm_calls(), srs, assignment, blinding, circuit, dealloc)
         }))
         .map_err(|panic| {
             Fault::Device(format!("the backend panicked: {}", bellhop_plugin_sdk::panic_message(&*panic)))

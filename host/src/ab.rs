@@ -27,7 +27,7 @@ use serde::Serialize;
 use crate::{
     memory,
     params::Srs,
-    phases::{PhaseLog, PHASES},
+    phases::{PhaseLog, GPU_PHASES, PHASES},
     pipeline::{self, synthesize_batch, PipelineError, PipelineOptions, Randomness, Workload},
     session::Session,
     stats::{bootstrap_median_ci, mann_whitney_p, median, signed_rank_p},
@@ -66,7 +66,8 @@ pub struct Run {
     pub variant: usize,
     /// Position in the interleaved sequence.
     pub order: usize,
-    /// Phase -> seconds, with `total` the whole proof.
+    /// Phase -> seconds, with `total` the whole proof and `gpu` its h and MSMs by either
+    /// route ([`GPU_PHASES`]).
     pub seconds: BTreeMap<String, f64>,
     /// Phase -> process page faults.
     pub faults: BTreeMap<String, u64>,
@@ -90,7 +91,7 @@ pub enum Verdict {
 /// One metric compared.
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
-    /// The phase, `total`, or `peak_rss`.
+    /// The phase, `gpu`, `total`, or `peak_rss`.
     pub metric: String,
     /// Seconds or bytes.
     pub unit: &'static str,
@@ -227,6 +228,10 @@ fn one_run(
             *run.allocations.entry(r.phase).or_insert(0) += n;
         }
     }
+    let gpu: Vec<f64> = GPU_PHASES.iter().filter_map(|p| run.seconds.get(*p).copied()).collect();
+    if !gpu.is_empty() {
+        run.seconds.insert("gpu".into(), gpu.iter().sum());
+    }
     run.seconds.insert("total".into(), total);
     Ok((run, total))
 }
@@ -277,7 +282,7 @@ pub fn run(
     let metrics: Vec<(&str, &'static str, f64)> = PHASES
         .iter()
         .map(|p| (*p, "s", 1e-4))
-        .chain([("total", "s", 1e-4), ("peak_rss", "bytes", f64::from(1u32 << 20))])
+        .chain([("gpu", "s", 1e-4), ("total", "s", 1e-4), ("peak_rss", "bytes", f64::from(1u32 << 20))])
         .filter(|(m, _, _)| !report.values(0, m).is_empty() && !report.values(1, m).is_empty())
         .collect();
     let alpha = options.alpha / metrics.len().max(1) as f64;

@@ -52,6 +52,10 @@ pub struct BackendConfig {
     /// this one; the first call whose answers differ fails, naming the phase, the primitive
     /// and the first index that differs. For backend authors: it costs the reference's time.
     pub shadow: Option<String>,
+    /// Whether proofs use the backend's `proof_msms` (h and the five MSMs in one call, the
+    /// data kept on the device; ABI 1.4) where it offers it. false: through the
+    /// primitives, e.g. to compare the two with `bellhop ab`.
+    pub proof_msms: bool,
 }
 
 impl BackendConfig {
@@ -71,6 +75,7 @@ impl Default for BackendConfig {
             options: toml::Table::new(),
             fallback: None,
             shadow: None,
+            proof_msms: true,
         }
     }
 }
@@ -115,7 +120,9 @@ impl Default for ParamsConfig {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct PipelineConfig {
-    /// How many batches synthesis may run ahead of proving (0: no overlap).
+    /// How many batches synthesis may run ahead of proving (0: no overlap). Up to this
+    /// many are synthesized at once, each on a thread of its own, as many as the measured
+    /// synthesis and proving times need to keep proving busy; each holds its assignments.
     pub lookahead: usize,
     /// Verify every proof before returning it.
     pub verify: bool,

@@ -12,6 +12,7 @@
 pub mod ab;
 pub mod config;
 pub mod dealloc;
+mod lookahead;
 pub mod memory;
 pub mod params;
 pub mod phases;

@@ -23,10 +23,15 @@ use tracing_subscriber::{layer::Context, registry::LookupSpan, Layer};
 use crate::memory;
 
 /// The phases of one proof, in the order the table shows them.
-/// `prove_batch` is the whole proof of a batch in one fused backend call (ABI 1.2); such
-/// proofs have no h or MSM phases.
-pub const PHASES: [&str; 10] =
-    ["synthesis", "prove_batch", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify", "dealloc"];
+/// `prove_batch` is the whole proof of a batch in one fused backend call (ABI 1.2), and
+/// `msms` h and the five MSMs of a proof in one call (ABI 1.4, its parts as sub-phases
+/// `msms.h.upload_ntt` ... `msms.msm_b_g2`); such proofs have no h or MSM phases.
+pub const PHASES: [&str; 11] =
+    ["synthesis", "prove_batch", "msms", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify", "dealloc"];
+
+/// The phases of a proof's h and MSMs, by whichever route they ran: their sum is the
+/// backend's share of a proof (`gpu` in `bellhop ab`).
+pub const GPU_PHASES: [&str; 7] = ["msms", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"];
 
 /// The instant phase start times are measured from.
 fn epoch() -> Instant {

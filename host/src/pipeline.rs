@@ -1,10 +1,20 @@
 //! The proving pipeline: synthesis of the next batches overlaps proving of the current
-//! one (bounded lookahead); every proof is verified before it is returned (unless turned
-//! off); large buffers are freed off the hot path. A backend that proves whole batches
-//! (`Capabilities::PROVE_BATCH`, ABI 1.2) proves each batch in one call; other backends
-//! through the primitives.
+//! one (bounded lookahead), as many batches at once, each on its own thread, as keep
+//! proving busy by the measured times; every proof is verified before it is returned
+//! (unless turned off); large buffers are freed off the hot path. A backend that proves
+//! whole batches (`Capabilities::PROVE_BATCH`, ABI 1.2) proves each batch in one call;
+//! other backends proof by proof ([`prover::prove`]).
 
-use std::{path::Path, sync::mpsc::sync_channel};
+use std::{
+    collections::BTreeMap,
+    path::Path,
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        mpsc::channel,
+        Mutex,
+    },
+    time::Instant,
+};
 
 use anyhow::{bail, Context as _};
 use bellhop_circuits::CircuitSpec;
@@ -20,6 +30,7 @@ use tracing::info_span;
 
 use crate::{
     dealloc::Dealloc,
+    lookahead::{BatchTimes, Slots},
     params::Srs,
     phases::record_subphase,
     prover::{self, Blinding, ProveError},
@@ -140,7 +151,8 @@ impl ProvedJob {
 /// How the pipeline runs.
 #[derive(Clone, Debug)]
 pub struct PipelineOptions {
-    /// Batches synthesis may run ahead of proving; 0 runs them one after the other.
+    /// Batches synthesis may run ahead of proving, each on a thread of its own; as many as
+    /// keep proving busy run at once (measured). 0 runs them one after the other.
     pub lookahead: usize,
     /// Verify every proof before returning it.
     pub verify: bool,
@@ -268,7 +280,7 @@ fn run_after(
             let circuit = job.circuit.to_string();
             let blinding = options.randomness.blinding(index)?;
             let (proof, public_inputs) =
-                prover::prove_with_primitives(backend.as_ref(), srs, assignment, blinding, &circuit, &dealloc)
+                prover::prove(backend.as_ref(), backend.msm_calls(), srs, assignment, blinding, &circuit, &dealloc)
                     .map_err(|error| PipelineError::Prove { index, error })?;
             finish(index, circuit, proof, public_inputs, out)?;
         }
@@ -285,30 +297,81 @@ fn run_after(
         }
         return Ok(proved);
     }
+    // `lookahead` synthesis threads, of which as many claim batches at once as keep the
+    // prover busy (BatchTimes): one at first, then synthesis over proving time. A claimed
+    // batch holds its slot until the prover takes it, so at most `lookahead` synthesized
+    // batches wait beside the one being proved.
+    let slots = Slots::new(1);
+    let next = AtomicUsize::new(0);
+    let times = Mutex::new(BatchTimes::default());
+    // The synthesis threads report to the caller's subscriber, under the caller's span.
+    let (dispatch, parent) = (tracing::dispatcher::get_default(Clone::clone), tracing::Span::current());
     std::thread::scope(|scope| {
-        // The synthesis thread holds one finished batch while blocked on a full channel,
-        // so `lookahead - 1` more fit in the channel.
-        let (sender, receiver) = sync_channel(options.lookahead - 1);
-        // The synthesis thread reports to the caller's subscriber, under the caller's span.
-        let (dispatch, parent) = (tracing::dispatcher::get_default(Clone::clone), tracing::Span::current());
-        scope.spawn(move || {
-            tracing::dispatcher::with_default(&dispatch, || {
-                let _parent = parent.entered();
-                for (batch, jobs) in (skip..).zip(&batches) {
-                    let result = synthesize(batch, jobs);
-                    let failed = result.is_err();
-                    if sender.send((batch, result)).is_err() || failed {
-                        return;
+        let (sender, receiver) = channel();
+        for _ in 0..options.lookahead {
+            let (sender, dispatch, parent, slots, next, times) =
+                (sender.clone(), &dispatch, &parent, &slots, &next, &times);
+            let (batches, synthesize) = (&batches, &synthesize);
+            scope.spawn(move || {
+                tracing::dispatcher::with_default(dispatch, || {
+                    let _parent = parent.clone().entered();
+                    while slots.claim() {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        // Claims come in order: past the last batch, every later claim is too.
+                        let Some(jobs) = batches.get(i) else {
+                            slots.close();
+                            return;
+                        };
+                        let start = Instant::now();
+                        let result = synthesize(i + skip, jobs);
+                        times.lock().unwrap_or_else(|p| p.into_inner()).synthesized(start.elapsed().as_secs_f64());
+                        let failed = result.is_err();
+                        if sender.send((i, result)).is_err() || failed {
+                            slots.close();
+                            return;
+                        }
                     }
-                }
-            })
-        });
-        if let Some(first) = first {
-            prove(0, first, &mut proved)?;
+                })
+            });
         }
-        for (batch, synthesized) in receiver {
-            prove(batch, synthesized?, &mut proved)?;
+        drop(sender);
+        // However proving ends, the synthesis threads stop claiming batches.
+        let _stop = StopOnDrop(&slots);
+        let prove_timed = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
+            let start = Instant::now();
+            prove(batch, synthesized, out)?;
+            let mut times = times.lock().unwrap_or_else(|p| p.into_inner());
+            times.proved(start.elapsed().as_secs_f64());
+            if let Some(concurrency) = times.concurrency(options.lookahead) {
+                if slots.set_limit(concurrency) {
+                    tracing::debug!("synthesizing {concurrency} batch(es) at once");
+                }
+            }
+            Ok::<_, PipelineError>(())
+        };
+        if let Some(first) = first {
+            prove_timed(0, first, &mut proved)?;
+        }
+        // Batches arrive in the order their synthesis ends; they are proved in order.
+        let mut ready = BTreeMap::new();
+        let mut want = 0;
+        for (i, result) in receiver {
+            ready.insert(i, result);
+            while let Some(result) = ready.remove(&want) {
+                slots.release();
+                prove_timed(want + skip, result?, &mut proved)?;
+                want += 1;
+            }
         }
         Ok(proved)
     })
+}
+
+/// Closes the synthesis slots when dropped.
+struct StopOnDrop<'a>(&'a Slots);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
 }

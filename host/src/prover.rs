@@ -2,7 +2,7 @@
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_sdk::{
-    backend::Backend,
+    backend::{Backend, ProvingBases},
     cast, cast_slice,
     strategy::{Assignment, Density, Job},
     types::Fr,
@@ -185,12 +185,34 @@ fn checked_g2(phase: &'static str, point: G2Projective) -> Result<G2Projective, 
     checked(phase, "G2", point, |p| p.is_on_curve().into(), |p| p.to_affine().is_torsion_free().into())
 }
 
-/// Proves `assignment` of `circuit` with `srs` through `backend`'s primitives, exactly as
-/// bellperson 0.27 does: the same h, the same MSMs, combined with `blinding` in the same
-/// way, so that a fixed `r` and `s` give bellperson's proof bytes. Returns the proof and
-/// its public inputs (without the constant one). Large buffers go to `dealloc`.
-pub fn prove_with_primitives(
+/// How a proof's h and MSMs reach the backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsmCalls {
+    /// A primitive call each: `compute_h`, then `msm_g1` and `msm_g2` on scalars gathered
+    /// on the host (phases `h`, `msm_h`, ... `msm_b_g2`).
+    Primitives,
+    /// One `proof_msms` call ([`Capabilities::PROOF_MSMS`](bellhop_plugin_sdk::Capabilities),
+    /// ABI 1.4): phase `msms`, with the backend's timing of each part as its sub-phases.
+    OneCall,
+}
+
+/// The five MSM results of a proof.
+struct Msms {
+    h: G1Projective,
+    l: G1Projective,
+    a: G1Projective,
+    b_g1: G1Projective,
+    b_g2: G2Projective,
+}
+
+/// Proves `assignment` of `circuit` with `srs` through `backend`, its h and MSMs by
+/// `calls`, exactly as bellperson 0.27 does: the same h, the same MSMs, combined with
+/// `blinding` in the same way, so that a fixed `r` and `s` give bellperson's proof bytes.
+/// Returns the proof and its public inputs (without the constant one). Large buffers go
+/// to `dealloc`.
+pub fn prove(
     backend: &dyn Backend,
+    calls: MsmCalls,
     srs: &Srs,
     assignment: Assignment,
     blinding: Blinding,
@@ -199,9 +221,25 @@ pub fn prove_with_primitives(
 ) -> Result<(Proof<Bls12>, Vec<Scalar>), ProveError> {
     check_inputs(srs, &assignment, circuit)?;
     let public_inputs = public_inputs(&assignment);
+    let msms = match calls {
+        MsmCalls::Primitives => msms_by_primitives(backend, srs, assignment, dealloc)?,
+        MsmCalls::OneCall => msms_in_one_call(backend, srs, assignment, dealloc)?,
+    };
     let vk = &srs.vk;
-    let Assignment { mut a, mut b, mut c, inputs, aux, a_aux_density, b_input_density, b_aux_density } = assignment;
+    let Blinding { r, s } = blinding;
+    let g_a = vk.delta_g1 * r + vk.alpha_g1 + msms.a;
+    let g_b = vk.delta_g2 * s + vk.beta_g2 + msms.b_g2;
+    let g_c = msms.a * s + msms.b_g1 * r + vk.delta_g1 * (r * s) + vk.alpha_g1 * s + vk.beta_g1 * r + msms.h + msms.l;
+    Ok((Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() }, public_inputs))
+}
 
+fn msms_by_primitives(
+    backend: &dyn Backend,
+    srs: &Srs,
+    assignment: Assignment,
+    dealloc: &Dealloc,
+) -> Result<Msms, ProveError> {
+    let Assignment { mut a, mut b, mut c, inputs, aux, a_aux_density, b_input_density, b_aux_density } = assignment;
     let h = {
         let _span = info_span!("h").entered();
         let domain = a.len().next_power_of_two();
@@ -246,15 +284,36 @@ pub fn prove_with_primitives(
             phase("msm_b_g2", backend.msm_g2(cast_slice(&srs.b_g2), &b_scalars)).map(cast::<_, G2Projective>)?,
         )?
     };
-    dealloc.drop_later((b_scalars, aux, a_aux_density, b_input_density, b_aux_density));
+    dealloc.drop_later((b_scalars, aux, a_aux_density, b_input_density, b_aux_density, inputs));
+    Ok(Msms { h: msm_h, l: msm_l, a: a_answer, b_g1: b_g1_answer, b_g2: b_g2_answer })
+}
 
-    let Blinding { r, s } = blinding;
-    let g_a = vk.delta_g1 * r + vk.alpha_g1 + a_answer;
-    let g_b = vk.delta_g2 * s + vk.beta_g2 + b_g2_answer;
-    let g_c = a_answer * s + b_g1_answer * r + vk.delta_g1 * (r * s) + vk.alpha_g1 * s + vk.beta_g1 * r + msm_h + msm_l;
-    let proof = Proof { a: g_a.to_affine(), b: g_b.to_affine(), c: g_c.to_affine() };
-    dealloc.drop_later(inputs);
-    Ok((proof, public_inputs))
+fn msms_in_one_call(
+    backend: &dyn Backend,
+    srs: &Srs,
+    assignment: Assignment,
+    dealloc: &Dealloc,
+) -> Result<Msms, ProveError> {
+    let _span = info_span!("msms").entered();
+    let bases = ProvingBases {
+        h: cast_slice(&srs.h).into(),
+        l: cast_slice(&srs.l).into(),
+        a: cast_slice(&srs.a).into(),
+        b_g1: cast_slice(&srs.b_g1).into(),
+        b_g2: cast_slice(&srs.b_g2).into(),
+    };
+    let out = phase("msms", backend.proof_msms(bases, &assignment))?;
+    dealloc.drop_later(assignment);
+    for t in &out.timings {
+        record_subphase("msms", &t.name, t.nanos);
+    }
+    Ok(Msms {
+        h: checked_g1("msm_h", cast(out.h))?,
+        l: checked_g1("msm_l", cast(out.l))?,
+        a: checked_g1("msm_a", cast(out.a))?,
+        b_g1: checked_g1("msm_b_g1", cast(out.b_g1))?,
+        b_g2: checked_g2("msm_b_g2", cast(out.b_g2))?,
+    })
 }
 
 /// Checks that `assignment` of `circuit` is well formed, that `srs` fits it and that `srs`

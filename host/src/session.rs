@@ -16,6 +16,7 @@ use crate::{
     config::Config,
     params::Srs,
     plugins::{Backends, Plugin, Strategies},
+    prover::MsmCalls,
     shadow::Shadowed,
 };
 
@@ -55,12 +56,17 @@ fn open_plugin(plugin: &Plugin<Backends>, config: &Config, plugin_dir: &Path, de
             let request = OpenRequest { device: 0, threads: config.backend.threads, options: "".into() };
             let opened = reference.open(&request).context("[backend] shadow")?;
             let shadow_name = format!("{} ({})", reference.info.name, reference.source);
-            // Whole-batch proofs have no primitives to compare: shadowed, a backend proves with them.
-            let capabilities = Capabilities(plugin.info.capabilities.0 & !Capabilities::PROVE_BATCH.0);
+            // Whole-batch proofs and one-call MSMs have no primitives to compare: shadowed, a
+            // backend proves with the primitives.
+            let capabilities =
+                Capabilities(plugin.info.capabilities.0 & !(Capabilities::PROVE_BATCH.0 | Capabilities::PROOF_MSMS.0));
             let name = format!("{name} shadowed by {shadow_name}");
             OpenedBackend::new(Box::new(Shadowed::new(backend, opened, shadow_name)), name, capabilities)
         }
     };
+    if !config.backend.proof_msms {
+        opened.capabilities = Capabilities(opened.capabilities.0 & !Capabilities::PROOF_MSMS.0);
+    }
     opened.device = plugin.info.devices.iter().find(|d| d.index == device).cloned();
     Ok(opened)
 }
@@ -75,6 +81,17 @@ impl OpenedBackend {
     /// Whether it proves whole batches in one call ([`Capabilities::PROVE_BATCH`]).
     pub fn proves_whole_batches(&self) -> bool {
         self.capabilities.contains(Capabilities::PROVE_BATCH)
+    }
+
+    /// How proofs reach its h and MSMs: in one call where it offers one
+    /// ([`Capabilities::PROOF_MSMS`], unless `[backend] proof_msms = false`), else through
+    /// its primitives.
+    pub fn msm_calls(&self) -> MsmCalls {
+        if self.capabilities.contains(Capabilities::PROOF_MSMS) {
+            MsmCalls::OneCall
+        } else {
+            MsmCalls::Primitives
+        }
     }
 
     /// Opens the configured backend on `device`. With `[backend] fallback`, a backend that

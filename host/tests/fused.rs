@@ -15,7 +15,7 @@ use bellhop_host::{
     params::{self, Srs},
     phases::{PhaseLayer, PhaseLog},
     pipeline::{self, PipelineError, PipelineOptions, Randomness},
-    prover::{self, Blinding, ProveError},
+    prover::{self, Blinding, MsmCalls, ProveError},
     session::OpenedBackend,
 };
 use bellhop_plugin_sdk::{
@@ -72,7 +72,8 @@ impl Backend for FusedCpu {
             .map(|(a, (r, s))| {
                 let blinding = Blinding { r: cast(*r), s: cast(*s) };
                 let (p, _) =
-                    prover::prove_with_primitives(&self.cpu, &srs, (*a).clone(), blinding, "fused", &dealloc).unwrap();
+                    prover::prove(&self.cpu, MsmCalls::Primitives, &srs, (*a).clone(), blinding, "fused", &dealloc)
+                        .unwrap();
                 Proof { a: cast(p.a), b: cast(p.b), c: cast(p.c) }
             })
             .collect())

@@ -111,3 +111,75 @@ fn a_first_batch_synthesized_beforehand_gives_the_same_proofs() {
         assert_eq!(after.iter().map(|p| p.index).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
     }
 }
+
+/// A strategy whose synthesis waits `delay` first (off the CPU, so two cores can run
+/// several), counting the calls running at once.
+struct Sleepy {
+    inner: Box<dyn bellhop_plugin_sdk::strategy::Strategy>,
+    delay: std::time::Duration,
+    running: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl bellhop_plugin_sdk::strategy::Strategy for Sleepy {
+    fn synthesize(
+        &self,
+        jobs: &[Job],
+    ) -> Result<bellhop_plugin_sdk::strategy::Synthesis, bellhop_plugin_sdk::PluginError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = self.running.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(now, SeqCst);
+        std::thread::sleep(self.delay);
+        let result = self.inner.synthesize(jobs);
+        self.running.fetch_sub(1, SeqCst);
+        result
+    }
+}
+
+/// Synthesis far slower than proving: the pipeline synthesizes up to `lookahead` batches
+/// at once, never more, and the proofs and their order are those of one batch at a time.
+#[test]
+fn slow_synthesis_runs_on_as_many_threads_as_the_lookahead_allows() {
+    use bellhop_host::prover::Blinding;
+    use blstrs::Scalar;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    let spec: CircuitSpec = "chain:300".parse().unwrap();
+    let p = generate_random_parameters::<Bls12, _, _>(
+        spec.synthetic(0).expect("a synthetic circuit").circuit,
+        &mut ChaCha20Rng::seed_from_u64(7),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(spec.params_file_name().unwrap());
+    params::write(&p, &path).unwrap();
+    let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
+    let session = Session::open(&Config::default(), dir.path()).unwrap();
+    let batches: Vec<Vec<Job>> =
+        (0..6u64).map(|seed| vec![Job { circuit: spec.to_string().into(), seed, input: Default::default() }]).collect();
+    let blindings: Vec<Blinding> =
+        (0..6u64).map(|i| Blinding { r: Scalar::from(7 + i), s: Scalar::from(70 + i) }).collect();
+    let log = PhaseLog::default();
+    let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(PhaseLayer::new(log)));
+    let prove = |lookahead: usize| {
+        let sleepy = Sleepy {
+            inner: Session::open(&Config::default(), dir.path()).unwrap().strategy,
+            // Several times a proof on the CPU backend here (100-150 ms).
+            delay: std::time::Duration::from_millis(600),
+            running: AtomicUsize::new(0),
+            most: AtomicUsize::new(0),
+        };
+        let options = PipelineOptions { lookahead, verify: true, randomness: Randomness::Fixed(blindings.clone()) };
+        let proved = pipeline::run(&session.backend, &sleepy, &srs, batches.clone(), &options, &|_| {}).unwrap();
+        let bytes: Vec<(usize, Vec<u8>)> = proved.iter().map(|p| (p.index, p.proof_bytes())).collect();
+        (bytes, sleepy.most.load(SeqCst))
+    };
+    let (one_at_a_time, most) = prove(0);
+    assert_eq!(most, 1);
+    let (concurrent, most) = prove(3);
+    assert_eq!(most, 3, "synthesis takes many times a proof: every allowed thread synthesizes");
+    assert_eq!(concurrent, one_at_a_time);
+    assert_eq!(concurrent.iter().map(|(i, _)| *i).collect::<Vec<_>>(), (0..6).collect::<Vec<_>>());
+    let (_, most) = prove(1);
+    assert_eq!(most, 1, "lookahead 1: one batch ahead, on one thread");
+}

@@ -93,6 +93,48 @@ pub trait BackendObject: Send + Sync {
     fn memory(&self) -> RResult<DeviceMemory, PluginError> {
         RErr(PluginError::unsupported("memory"))
     }
+
+    /// h and the five MSMs of one proof in one call. ABI 1.4.
+    fn proof_msms(&self, bases: ProvingBases<'_>, assignment: &Assignment) -> RResult<ProofMsms, PluginError> {
+        let _ = (bases, assignment);
+        RErr(PluginError::unsupported("proof_msms"))
+    }
+}
+
+/// The bases of a Groth16 proving key, as the host holds them (bellperson's `Parameters`
+/// order): what [`BackendObject::proof_msms`] multiplies.
+#[repr(C)]
+#[derive(StableAbi, Clone, Copy, Debug)]
+pub struct ProvingBases<'a> {
+    /// h: one per coefficient of h (the domain size less one).
+    pub h: RSlice<'a, G1Affine>,
+    /// l: one per aux variable.
+    pub l: RSlice<'a, G1Affine>,
+    /// The A query: the inputs, then the aux variables the A density marks.
+    pub a: RSlice<'a, G1Affine>,
+    /// The B query on G1: the inputs and then the aux variables the B densities mark.
+    pub b_g1: RSlice<'a, G1Affine>,
+    /// The B query on G2, as `b_g1`.
+    pub b_g2: RSlice<'a, G2Affine>,
+}
+
+/// The five MSM results of one proof ([`BackendObject::proof_msms`]), with the timings of
+/// its parts.
+#[repr(C)]
+#[derive(StableAbi, Clone, Debug)]
+pub struct ProofMsms {
+    /// `h · bases.h`.
+    pub h: G1Projective,
+    /// `aux · bases.l`.
+    pub l: G1Projective,
+    /// The A query's MSM.
+    pub a: G1Projective,
+    /// The B query's MSM on G1.
+    pub b_g1: G1Projective,
+    /// The B query's MSM on G2.
+    pub b_g2: G2Projective,
+    /// The parts' timings (`h`, `msm_a`, ...), as the backend measured them.
+    pub timings: RVec<PhaseTiming>,
 }
 
 /// An opened backend as it crosses the ABI.

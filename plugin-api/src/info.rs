@@ -90,8 +90,10 @@ impl Capabilities {
     pub const PARALLEL_BATCH: Self = Self(1 << 5);
     /// Whole proofs of a batch in one call (`Backend::prove_batch`, ABI 1.2).
     pub const PROVE_BATCH: Self = Self(1 << 6);
+    /// h and the five MSMs of a proof in one call (`Backend::proof_msms`, ABI 1.4).
+    pub const PROOF_MSMS: Self = Self(1 << 7);
 
-    const NAMES: [(Self, &'static str); 7] = [
+    const NAMES: [(Self, &'static str); 8] = [
         (Self::MSM_G1, "msm_g1"),
         (Self::MSM_G2, "msm_g2"),
         (Self::NTT, "ntt"),
@@ -99,6 +101,7 @@ impl Capabilities {
         (Self::GPU, "gpu"),
         (Self::PARALLEL_BATCH, "parallel_batch"),
         (Self::PROVE_BATCH, "prove_batch"),
+        (Self::PROOF_MSMS, "proof_msms"),
     ];
 
     /// Whether every flag of `other` is set.

@@ -22,7 +22,7 @@ use abi_stable::{
 use serde::de::DeserializeOwned;
 
 pub use bellhop_plugin_api::backend::{
-    BackendBox, BackendModule, BackendModuleRef, BackendObject, BackendObject_TO, NttDirection,
+    BackendBox, BackendModule, BackendModuleRef, BackendObject, BackendObject_TO, NttDirection, ProofMsms, ProvingBases,
 };
 
 use crate::{
@@ -95,6 +95,26 @@ pub trait Backend: Send + Sync {
     /// default is an [`ErrorKind::UNSUPPORTED`](crate::ErrorKind) error.
     fn memory(&self) -> Result<DeviceMemory, PluginError> {
         Err(PluginError::unsupported("memory"))
+    }
+
+    /// ABI 1.4. h and the five MSMs of one Groth16 proof in one call, so that a device
+    /// backend keeps the data on its device between them: with `n` the power of two at or
+    /// above `assignment.a.len()`, and a, b, c padded with zeros to it,
+    /// - `h`: the `n - 1` coefficients of `(A·B - C) / Z` ([`Backend::compute_h`]) times
+    ///   the first `n - 1` of `bases.h`;
+    /// - `l`: `aux` times `bases.l`;
+    /// - `a`: the inputs, then the aux values `a_aux_density` marks, times `bases.a`;
+    /// - `b_g1`, `b_g2`: the inputs `b_input_density` marks, then the aux values
+    ///   `b_aux_density` marks, times `bases.b_g1` and `bases.b_g2`.
+    ///
+    /// Behind the seam the assignment is well formed and each base list holds at least
+    /// as many points as its scalars (a backend uses the first ones). The host calls it
+    /// only on backends whose description lists
+    /// [`Capabilities::PROOF_MSMS`](crate::Capabilities); `timings` name the parts. The
+    /// default is an [`ErrorKind::UNSUPPORTED`](crate::ErrorKind) error.
+    fn proof_msms(&self, bases: ProvingBases<'_>, assignment: &Assignment) -> Result<ProofMsms, PluginError> {
+        let _ = (bases, assignment);
+        Err(PluginError::unsupported("proof_msms"))
     }
 }
 
@@ -205,6 +225,32 @@ fn ntt_log2(n: usize) -> Result<u32, PluginError> {
     Ok(log_n)
 }
 
+/// Refuses a [`Backend::proof_msms`] call whose assignment is malformed or whose bases
+/// are fewer than its scalars.
+pub fn check_proof_msms(bases: &ProvingBases<'_>, assignment: &Assignment) -> Result<(), PluginError> {
+    assignment
+        .check_shape()
+        .map_err(|why| PluginError::invalid_input(format!("proof_msms: the assignment is malformed: {why}")))?;
+    let domain = assignment.a.len().next_power_of_two();
+    ntt_log2(domain)?;
+    let b = assignment.b_input_density.count() + assignment.b_aux_density.count();
+    let needed = [
+        ("h", bases.h.len(), domain - 1),
+        ("l", bases.l.len(), assignment.aux.len()),
+        ("a", bases.a.len(), assignment.inputs.len() + assignment.a_aux_density.count()),
+        ("b_g1", bases.b_g1.len(), b),
+        ("b_g2", bases.b_g2.len(), b),
+    ];
+    for (name, have, need) in needed {
+        if have < need {
+            return Err(PluginError::invalid_input(format!(
+                "proof_msms: {have} {name} bases for {need} scalars; the parameters are not this circuit's"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses [`Backend::compute_h`] inputs unless they have one power-of-two length.
 fn check_compute_h(a: usize, b: usize, c: usize) -> Result<(), PluginError> {
     if b != a || c != a {
@@ -297,6 +343,13 @@ impl<T: Backend> BackendObject for Exported<T> {
     fn memory(&self) -> RResult<DeviceMemory, PluginError> {
         guard("memory", || self.0.memory())
     }
+
+    fn proof_msms(&self, bases: ProvingBases<'_>, assignment: &Assignment) -> RResult<ProofMsms, PluginError> {
+        guard("proof_msms", || {
+            check_proof_msms(&bases, assignment)?;
+            self.0.proof_msms(bases, assignment)
+        })
+    }
 }
 
 impl Backend for BackendBox {
@@ -339,6 +392,10 @@ impl Backend for BackendBox {
 
     fn memory(&self) -> Result<DeviceMemory, PluginError> {
         BackendObject_TO::memory(self).into()
+    }
+
+    fn proof_msms(&self, bases: ProvingBases<'_>, assignment: &Assignment) -> Result<ProofMsms, PluginError> {
+        BackendObject_TO::proof_msms(self, bases, assignment).into()
     }
 }
 
@@ -454,6 +511,48 @@ mod tests {
         // What meets the contract reaches the backend (and its panic comes back as an error).
         let e = backend.ntt(&mut [Fr::default(); 4], NttDirection::Forward).unwrap_err();
         assert_eq!(e.kind, ErrorKind::PANIC, "{e}");
+    }
+
+    #[test]
+    fn the_seam_refuses_proof_msms_calls_that_break_the_contract() {
+        use crate::strategy::Density;
+        let boxed = seam(Trusting);
+        let backend: &dyn Backend = &boxed;
+        let assignment = Assignment {
+            a: vec![Fr::default(); 3].into(),
+            b: vec![Fr::default(); 3].into(),
+            c: vec![Fr::default(); 3].into(),
+            inputs: vec![Fr::default(); 2].into(),
+            aux: vec![Fr::default(); 5].into(),
+            a_aux_density: Density::from_bits([true, false, true, true, false]),
+            b_input_density: Density::from_bits([true, true]),
+            b_aux_density: Density::from_bits([false; 5]),
+        };
+        let (g1, g2) = ([G1Affine::default(); 5], [G2Affine::default(); 2]);
+        let bases = ProvingBases {
+            h: g1[..3].into(),
+            l: g1[..5].into(),
+            a: g1[..5].into(),
+            b_g1: g1[..2].into(),
+            b_g2: g2[..2].into(),
+        };
+        assert!(check_proof_msms(&bases, &assignment).is_ok());
+        let short = [
+            (ProvingBases { h: g1[..2].into(), ..bases }, "2 h bases for 3 scalars"),
+            (ProvingBases { l: g1[..4].into(), ..bases }, "4 l bases for 5 scalars"),
+            (ProvingBases { a: g1[..4].into(), ..bases }, "4 a bases for 5 scalars"),
+            (ProvingBases { b_g2: g2[..1].into(), ..bases }, "1 b_g2 bases for 2 scalars"),
+        ];
+        for (bases, expected) in short {
+            let e = backend.proof_msms(bases, &assignment).unwrap_err();
+            assert!(e.kind == ErrorKind::INVALID_INPUT && e.message.contains(expected), "{e}");
+        }
+        let mut malformed = assignment.clone();
+        malformed.c.pop();
+        let e = backend.proof_msms(bases, &malformed).unwrap_err();
+        assert!(e.kind == ErrorKind::INVALID_INPUT && e.message.contains("malformed"), "{e}");
+        // What meets the contract reaches the backend, which does not offer the call.
+        assert_eq!(backend.proof_msms(bases, &assignment).unwrap_err().kind, ErrorKind::UNSUPPORTED);
     }
 
     #[test]

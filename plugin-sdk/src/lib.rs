@@ -22,6 +22,7 @@ mod guard;
 pub mod options;
 #[cfg(feature = "rayon")]
 pub mod pool;
+pub mod selection;
 pub mod strategy;
 
 pub use bellhop_plugin_api::{

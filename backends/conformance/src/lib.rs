@@ -18,10 +18,13 @@ pub mod reference;
 use std::{fmt, time::Instant};
 
 use bellhop_plugin_sdk::{
-    backend::{Backend, NttDirection},
-    cast, cast_slice, cast_slice_mut, ErrorKind, PluginError,
+    backend::{Backend, NttDirection, ProvingBases},
+    cast, cast_slice, cast_slice_mut,
+    strategy::{Assignment, Density},
+    ErrorKind, PluginError,
 };
-use blstrs::{G1Affine, G2Affine, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
 use group::prime::PrimeCurveAffine;
 use inputs::{BaseClass, Inputs, ScalarClass};
 use rand::SeedableRng;
@@ -38,11 +41,13 @@ pub enum Suite {
     Ntt,
     /// `compute_h`.
     ComputeH,
+    /// `proof_msms` (ABI 1.4), where the backend offers it.
+    ProofMsms,
 }
 
 impl Suite {
     /// All suites, in the order `run` uses.
-    pub const ALL: [Suite; 4] = [Suite::MsmG1, Suite::MsmG2, Suite::Ntt, Suite::ComputeH];
+    pub const ALL: [Suite; 5] = [Suite::MsmG1, Suite::MsmG2, Suite::Ntt, Suite::ComputeH, Suite::ProofMsms];
 }
 
 /// The result of one check.
@@ -140,6 +145,7 @@ pub fn run_suite(backend: &dyn Backend, suite: Suite, seed: u64) -> Report {
         ),
         Suite::Ntt => checker.ntt(),
         Suite::ComputeH => checker.compute_h(),
+        Suite::ProofMsms => checker.proof_msms(),
     }
     Report { seed, results: checker.results }
 }
@@ -200,6 +206,11 @@ macro_rules! conformance_tests {
             #[test]
             fn compute_h() {
                 check($crate::Suite::ComputeH);
+            }
+
+            #[test]
+            fn proof_msms() {
+                check($crate::Suite::ProofMsms);
             }
         }
     };
@@ -394,6 +405,182 @@ impl Checker<'_> {
             let result = self.backend.compute_h(cast_slice_mut(&mut a), cast_slice_mut(&mut b), cast_slice_mut(&mut c));
             self.record("compute_h", input, lengths[0], 0.0, expect_invalid_input(result.map(|_| ())));
         }
+    }
+
+    /// `proof_msms` against the references on each of [`PROOF_SHAPES`], then once more
+    /// with the bases kept. A backend that does not offer it must say so
+    /// ([`ErrorKind::UNSUPPORTED`]); bases fewer than the scalars must be refused.
+    fn proof_msms(&mut self) {
+        const NAME: &str = "proof_msms";
+        let cases: Vec<ProofCase> = PROOF_SHAPES.iter().map(|&shape| ProofCase::new(&mut self.inputs, shape)).collect();
+        let describe = |case: &ProofCase, kept: bool| {
+            let x = &case.assignment;
+            let kept = if kept { ", kept bases" } else { "" };
+            format!("{} inputs, {} aux, {}/{} marked{kept}", x.inputs.len(), x.aux.len(), case.a.len(), case.b_g1.len())
+        };
+        let check = |checker: &mut Self, case: &ProofCase, kept: bool| -> bool {
+            let start = Instant::now();
+            let got = checker.backend.proof_msms(case.bases(), &case.assignment);
+            let millis = start.elapsed().as_secs_f64() * 1e3;
+            let failure = match got {
+                Err(e) if e.kind == ErrorKind::UNSUPPORTED => {
+                    checker.record(NAME, "not offered (unsupported)", 0, 0.0, None);
+                    return false;
+                }
+                Err(e) => Some(format!("returned an error: {e}")),
+                Ok(got) => {
+                    let (h, l, a, b_g1, b_g2) = case.expected();
+                    let got_g1: [G1Projective; 4] = [got.h, got.l, got.a, got.b_g1].map(cast);
+                    let wrong: Vec<&str> = ["h", "l", "a", "b_g1"]
+                        .into_iter()
+                        .zip(got_g1.iter().zip([h, l, a, b_g1]))
+                        .filter(|(_, (g, e))| *g != e)
+                        .map(|(name, _)| name)
+                        .chain((cast::<_, G2Projective>(got.b_g2) != b_g2).then_some("b_g2"))
+                        .collect();
+                    (!wrong.is_empty()).then(|| format!("the MSM of {} differs from the reference", wrong.join(", ")))
+                }
+            };
+            checker.record(NAME, &describe(case, kept), case.assignment.a.len(), millis, failure);
+            true
+        };
+        for case in &cases {
+            if !check(self, case, false) {
+                return;
+            }
+        }
+        let last = cases.last().expect("shapes are listed");
+        let kept = self.backend.keep_bases(
+            &[cast_slice(&last.h), cast_slice(&last.l), cast_slice(&last.a), cast_slice(&last.b_g1)],
+            &[cast_slice(&last.b_g2)],
+        );
+        match kept {
+            Ok(()) => {
+                check(self, last, true);
+                let released =
+                    self.backend.release_bases().err().map(|e| format!("release_bases returned an error: {e}"));
+                self.record(NAME, "release_bases", 0, 0.0, released);
+            }
+            Err(e) => self.record(NAME, "keep_bases", 0, 0.0, Some(format!("returned an error: {e}"))),
+        }
+        let short = ProvingBases { h: cast_slice(&last.h[1..]).into(), ..last.bases() };
+        let result = self.backend.proof_msms(short, &last.assignment).map(drop);
+        self.record(NAME, "one h base short (refuse)", last.assignment.a.len(), 0.0, expect_invalid_input(result));
+    }
+}
+
+/// `proof_msms` shapes: constraints, inputs, aux variables and which of them the densities
+/// mark (none, all, or drawn at random), around one constraint, word edges (64) and
+/// powers of two.
+const PROOF_SHAPES: [(usize, usize, usize, DensityClass); 8] = [
+    (1, 1, 0, DensityClass::All),
+    (2, 1, 1, DensityClass::All),
+    (3, 2, 5, DensityClass::None),
+    (16, 2, 63, DensityClass::All),
+    (17, 3, 64, DensityClass::Random),
+    (100, 65, 65, DensityClass::Random),
+    (255, 2, 300, DensityClass::Random),
+    (300, 1, 129, DensityClass::All),
+];
+
+/// Which variables a generated assignment's densities mark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DensityClass {
+    None,
+    All,
+    Random,
+}
+
+/// A proof's assignment and bases for the `proof_msms` checks, and the reference MSMs.
+struct ProofCase {
+    assignment: Assignment,
+    h: Vec<G1Affine>,
+    l: Vec<G1Affine>,
+    a: Vec<G1Affine>,
+    b_g1: Vec<G1Affine>,
+    b_g2: Vec<G2Affine>,
+}
+
+impl ProofCase {
+    fn new(inputs: &mut Inputs, (constraints, n_inputs, n_aux, class): (usize, usize, usize, DensityClass)) -> Self {
+        let mut scalars =
+            |n| cast_slice::<Scalar, bellhop_plugin_sdk::types::Fr>(&inputs.scalars(ScalarClass::Random, n)).to_vec();
+        let (a, b, c, mut input_values, aux) =
+            (scalars(constraints), scalars(constraints), scalars(constraints), scalars(n_inputs), scalars(n_aux));
+        input_values[0] = cast(Scalar::ONE);
+        let mut density = |n: usize| {
+            let bits: Vec<bool> = match class {
+                DensityClass::None => vec![false; n],
+                DensityClass::All => vec![true; n],
+                DensityClass::Random => {
+                    inputs.scalars(ScalarClass::Random, n).iter().map(|s| s.to_bytes_le()[0] & 1 == 1).collect()
+                }
+            };
+            Density::from_bits(bits)
+        };
+        let (a_aux_density, b_input_density, b_aux_density) = (density(n_aux), density(n_inputs), density(n_aux));
+        let domain = constraints.next_power_of_two();
+        let b_count = b_input_density.count() + b_aux_density.count();
+        let mut g1 = |n| inputs.bases::<G1Affine>(BaseClass::Random, n);
+        let (h, l, a_bases, b_g1) = (g1(domain - 1), g1(n_aux), g1(n_inputs + a_aux_density.count()), g1(b_count));
+        let b_g2 = inputs.bases::<G2Affine>(BaseClass::Random, b_count);
+        let assignment = Assignment {
+            a: a.into(),
+            b: b.into(),
+            c: c.into(),
+            inputs: input_values.into(),
+            aux: aux.into(),
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+        };
+        Self { assignment, h, l, a: a_bases, b_g1, b_g2 }
+    }
+
+    fn bases(&self) -> ProvingBases<'_> {
+        ProvingBases {
+            h: cast_slice(&self.h).into(),
+            l: cast_slice(&self.l).into(),
+            a: cast_slice(&self.a).into(),
+            b_g1: cast_slice(&self.b_g1).into(),
+            b_g2: cast_slice(&self.b_g2).into(),
+        }
+    }
+
+    /// h by bellperson's FFT, and each MSM by the references of [`Checker::check_msm`],
+    /// over scalars selected one at a time.
+    fn expected(&self) -> (G1Projective, G1Projective, G1Projective, G1Projective, G2Projective) {
+        fn msm<G: PrimeCurveAffine<Scalar = Scalar> + Send + Sync>(bases: &[G], scalars: &[Scalar]) -> G::Curve {
+            if bases.len() <= NAIVE_LIMIT {
+                reference::naive_msm(bases, scalars)
+            } else {
+                reference::bellperson_msm(bases, scalars)
+            }
+        }
+        let x = &self.assignment;
+        let values = |v: &[bellhop_plugin_sdk::types::Fr]| cast_slice::<_, Scalar>(v).to_vec();
+        let domain = x.a.len().next_power_of_two();
+        let padded = |v: &[bellhop_plugin_sdk::types::Fr]| {
+            let mut v = values(v);
+            v.resize(domain, Scalar::ZERO);
+            v
+        };
+        let h =
+            if domain == 1 { Vec::new() } else { reference::bellperson_h(&padded(&x.a), &padded(&x.b), &padded(&x.c)) };
+        let (inputs, aux) = (values(&x.inputs), values(&x.aux));
+        let marked = |values: &[Scalar], density: &Density| -> Vec<Scalar> {
+            values.iter().enumerate().filter(|(i, _)| density.get(*i)).map(|(_, v)| *v).collect()
+        };
+        let a_scalars: Vec<Scalar> = inputs.iter().copied().chain(marked(&aux, &x.a_aux_density)).collect();
+        let b_scalars: Vec<Scalar> =
+            marked(&inputs, &x.b_input_density).into_iter().chain(marked(&aux, &x.b_aux_density)).collect();
+        (
+            msm(&self.h[..h.len()], &h),
+            msm(&self.l, &aux),
+            msm(&self.a, &a_scalars),
+            msm(&self.b_g1, &b_scalars),
+            msm(&self.b_g2, &b_scalars),
+        )
     }
 }
 

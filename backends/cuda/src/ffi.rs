@@ -19,6 +19,52 @@ pub(crate) struct HTimings {
     pub download_ms: f32,
 }
 
+/// `struct bellhop_selection`: which of a proof's variables (inputs, then aux) an MSM
+/// takes ([`crate::selection::Selection`]).
+#[repr(C)]
+pub(crate) struct Selection {
+    pub words: *const u64,
+    pub offsets: *const u64,
+    pub count: usize,
+}
+
+/// `struct bellhop_proof_input`: one proof's assignment and its bases, in host memory.
+#[repr(C)]
+pub(crate) struct ProofInput {
+    pub a: *const Fr,
+    pub b: *const Fr,
+    pub c: *const Fr,
+    pub constraints: usize,
+    pub lg_n: u32,
+    pub inputs: *const Fr,
+    pub ninputs: usize,
+    pub aux: *const Fr,
+    pub naux: usize,
+    pub select_a: Selection,
+    pub select_b: Selection,
+    pub h_bases: *const G1Affine,
+    pub l_bases: *const G1Affine,
+    pub a_bases: *const G1Affine,
+    pub b_g1_bases: *const G1Affine,
+    pub b_g2_bases: *const G2Affine,
+}
+
+/// The parts of `bellhop_cuda_proof_msms` that `ProofOutput::ms` times, in its order.
+pub(crate) const PROOF_PARTS: [&str; 9] =
+    ["h.upload_ntt", "h.pointwise", "h.intt", "variables", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"];
+
+/// `struct bellhop_proof_output`: the five MSM results and the GPU milliseconds of each part.
+#[repr(C)]
+#[derive(Default)]
+pub(crate) struct ProofOutput {
+    pub h: G1Projective,
+    pub l: G1Projective,
+    pub a: G1Projective,
+    pub b_g1: G1Projective,
+    pub b_g2: G2Projective,
+    pub ms: [f32; PROOF_PARTS.len()],
+}
+
 extern "C" {
     pub(crate) fn bellhop_cuda_open(device: i32, pinned: bool, out: *mut *mut Context) -> Error;
     pub(crate) fn bellhop_cuda_close(ctx: *mut Context);
@@ -48,4 +94,5 @@ extern "C" {
         lg_n: u32,
         timings: *mut HTimings,
     ) -> Error;
+    pub(crate) fn bellhop_cuda_proof_msms(ctx: *mut Context, input: *const ProofInput, out: *mut ProofOutput) -> Error;
 }

@@ -6,6 +6,10 @@
 //! - NTTs: sppark's NTT (the same roots as bellperson, coset generator 7).
 //! - `compute_h`: a, b and c are uploaded once, each on its own stream; iNTT, coset NTT,
 //!   `(a·b - c) / Z` and the coset iNTT run on the GPU; only h comes back.
+//! - `proof_msms` (ABI 1.4): h and the five MSMs of a proof with the data kept on the GPU.
+//!   a, b and c go up unpadded and h stays there for its MSM. Meanwhile the variables go up
+//!   on a stream of their own, and the A and B scalars are gathered there from the
+//!   densities. Each part is timed with GPU events.
 //!
 //! Two variants come from this crate as separate plugins: `cuda` (transfers straight from
 //! pageable memory) and `cuda-pinned` (through page-locked staging buffers), so that
@@ -17,8 +21,10 @@ use std::{marker::PhantomData, ptr::NonNull, time::Duration};
 
 pub use bellhop_cuda_devices::{check_device, cuda_result, gpu_memory, gpus};
 use bellhop_plugin_sdk::{
-    backend::{Backend, BackendPlugin, NttDirection},
+    backend::{Backend, BackendPlugin, NttDirection, ProofMsms, ProvingBases},
     options::NoOptions,
+    selection::Selection,
+    strategy::Assignment,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
     Capabilities, Description, DeviceMemory, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
@@ -138,6 +144,43 @@ impl<V: Variant> Backend for CudaBackend<V> {
         ])
     }
 
+    fn proof_msms(&self, bases: ProvingBases<'_>, assignment: &Assignment) -> Result<ProofMsms, PluginError> {
+        let (select_a, select_b) = (Selection::a_query(assignment), Selection::b_query(assignment));
+        let ffi_selection =
+            |s: &Selection| ffi::Selection { words: s.words.as_ptr(), offsets: s.offsets.as_ptr(), count: s.count };
+        let input = ffi::ProofInput {
+            a: assignment.a.as_ptr(),
+            b: assignment.b.as_ptr(),
+            c: assignment.c.as_ptr(),
+            constraints: assignment.a.len(),
+            lg_n: assignment.a.len().next_power_of_two().ilog2(),
+            inputs: assignment.inputs.as_ptr(),
+            ninputs: assignment.inputs.len(),
+            aux: assignment.aux.as_ptr(),
+            naux: assignment.aux.len(),
+            select_a: ffi_selection(&select_a),
+            select_b: ffi_selection(&select_b),
+            h_bases: bases.h.as_ptr(),
+            l_bases: bases.l.as_ptr(),
+            a_bases: bases.a.as_ptr(),
+            b_g1_bases: bases.b_g1.as_ptr(),
+            b_g2_bases: bases.b_g2.as_ptr(),
+        };
+        let mut out = ffi::ProofOutput::default();
+        // SAFETY: behind the seam the assignment is well formed (a, b and c of one length,
+        // each density covering its variables) and every base list holds at least as many
+        // points as its MSM takes; the selections cover inputs and aux (their words, and
+        // an offset per word) and live to the end of the call; `out` is writable.
+        let error = unsafe { ffi::bellhop_cuda_proof_msms(self.ctx.as_ptr(), &input, &mut out) };
+        cuda_result("proof_msms", error)?;
+        let timings = ffi::PROOF_PARTS
+            .iter()
+            .zip(out.ms)
+            .map(|(name, ms)| PhaseTiming::new(name, Duration::from_secs_f64(f64::from(ms) / 1e3)))
+            .collect::<Vec<_>>();
+        Ok(ProofMsms { h: out.h, l: out.l, a: out.a, b_g1: out.b_g1, b_g2: out.b_g2, timings: timings.into() })
+    }
+
     fn keep_bases(&self, g1: &[&[G1Affine]], g2: &[&[G2Affine]]) -> Result<(), PluginError> {
         for bases in g1 {
             // SAFETY: a live slice of blst-layout affine points (sppark's affine_t) that
@@ -171,11 +214,14 @@ impl<V: Variant> BackendPlugin for CudaBackend<V> {
         let transfers = if V::PINNED { "pinned staging" } else { "pageable transfers" };
         Description {
             name: V::NAME.into(),
-            description: format!("CUDA (sppark): MSM G1/G2, NTT, compute_h on the GPU, resident bases; {transfers}"),
+            description: format!(
+                "CUDA (sppark): MSM G1/G2, NTT, compute_h and whole proofs' MSMs on the GPU, resident bases; {transfers}"
+            ),
             capabilities: Capabilities::MSM_G1
                 | Capabilities::MSM_G2
                 | Capabilities::NTT
                 | Capabilities::COMPUTE_H
+                | Capabilities::PROOF_MSMS
                 | Capabilities::GPU,
             devices: gpus(),
         }
