@@ -2,33 +2,30 @@
 //! the backend lists `PROVE_BATCH`, gets the same proofs as through the primitives,
 //! verifies them, times the phase, and reports a failing fused call as that phase's error.
 
+mod common;
+
 use std::sync::{
     atomic::{AtomicUsize, Ordering},
     Arc,
 };
 
-use bellhop_baseline::Baseline;
-use bellhop_circuits::CircuitSpec;
 use bellhop_cpu::CpuBackend;
 use bellhop_host::{
     dealloc::Dealloc,
-    params::{self, Srs},
+    params::Srs,
     phases::{PhaseLayer, PhaseLog},
-    pipeline::{self, PipelineError, PipelineOptions, Randomness},
+    pipeline::{self, PipelineError},
     prover::{self, Blinding, MsmCalls, ProveError},
     session::OpenedBackend,
 };
 use bellhop_plugin_sdk::{
     backend::{check_prove_batch, Backend, NttDirection},
     cast,
-    strategy::{Assignment, Job, Strategy},
+    strategy::{Assignment, Strategy},
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof},
-    Capabilities, ErrorKind, OpenRequest, PhaseTiming, PluginError,
+    Capabilities, ErrorKind, PhaseTiming, PluginError,
 };
-use bellperson::groth16::generate_random_parameters;
-use blstrs::{Bls12, Scalar};
-use rand::SeedableRng;
-use rand_chacha::ChaCha20Rng;
+use common::{baseline, two_batches};
 use tracing_subscriber::layer::SubscriberExt;
 
 /// The CPU backend with a fused `prove_batch` made of the host's own prover, so its proofs
@@ -93,32 +90,10 @@ fn cpu() -> OpenedBackend {
     OpenedBackend::new(Box::new(CpuBackend::new(2).unwrap()), "cpu", Capabilities::MSM_G1 | Capabilities::NTT)
 }
 
-/// Two batches of two `poseidon-merkle:3` jobs with fixed r and s.
-fn setup(dir: &std::path::Path) -> (Srs, Vec<Vec<Job>>, PipelineOptions) {
-    let spec: CircuitSpec = "poseidon-merkle:3".parse().unwrap();
-    let path = dir.join(spec.params_file_name().unwrap());
-    let p = generate_random_parameters::<Bls12, _, _>(
-        spec.synthetic(0).expect("a synthetic circuit").circuit,
-        &mut ChaCha20Rng::seed_from_u64(3),
-    )
-    .unwrap();
-    params::write(&p, &path).unwrap();
-    let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
-    let job = |seed| Job { circuit: spec.to_string().into(), seed, input: Default::default() };
-    let batches = vec![vec![job(1), job(2)], vec![job(3), job(4)]];
-    let blindings = (0..4u64).map(|i| Blinding { r: Scalar::from(10 + i), s: Scalar::from(20 + i) }).collect();
-    (srs, batches, PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(blindings) })
-}
-
-fn baseline() -> Baseline {
-    use bellhop_plugin_sdk::strategy::StrategyPlugin;
-    Baseline::open(&OpenRequest { device: 0, threads: 2, options: "".into() }, Default::default()).unwrap()
-}
-
 #[test]
 fn fused_batches_give_the_primitives_proofs() {
     let dir = tempfile::tempdir().unwrap();
-    let (srs, batches, options) = setup(dir.path());
+    let (srs, batches, options) = two_batches(dir.path());
     let strategy: &dyn Strategy = &baseline();
     let plain = pipeline::run(&cpu(), strategy, &srs, batches.clone(), &options, &|_| {}).unwrap();
 
@@ -145,7 +120,7 @@ fn fused_batches_give_the_primitives_proofs() {
 #[test]
 fn a_failing_fused_call_names_its_phase() {
     let dir = tempfile::tempdir().unwrap();
-    let (srs, batches, options) = setup(dir.path());
+    let (srs, batches, options) = two_batches(dir.path());
     let (backend, _) = fused(true);
     let e = pipeline::run(&backend, &baseline(), &srs, batches, &options, &|_| {}).unwrap_err();
     match &e {
@@ -171,7 +146,7 @@ fn prove_batch_inputs_are_checked() {
 #[test]
 fn backends_without_it_show_no_prove_batch_phase() {
     let dir = tempfile::tempdir().unwrap();
-    let (srs, batches, options) = setup(dir.path());
+    let (srs, batches, options) = two_batches(dir.path());
     assert!(!cpu().proves_whole_batches() && fused(false).0.proves_whole_batches());
     let log = PhaseLog::default();
     let subscriber = tracing_subscriber::registry().with(PhaseLayer::new(log.clone()));
@@ -186,7 +161,7 @@ fn backends_without_it_show_no_prove_batch_phase() {
 #[test]
 fn a_backend_that_lists_prove_batch_must_implement_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (srs, batches, options) = setup(dir.path());
+    let (srs, batches, options) = two_batches(dir.path());
     let claims = OpenedBackend::new(Box::new(CpuBackend::new(2).unwrap()), "claims", Capabilities::PROVE_BATCH);
     let e = pipeline::run(&claims, &baseline(), &srs, batches, &options, &|_| {}).unwrap_err();
     assert!(e.to_string().contains("does not implement `prove_batch`"), "{e}");

@@ -2,27 +2,23 @@
 //! lists `PROOF_MSMS`, gets the same proofs as through the primitives, records the call as
 //! phase `msms` with the backend's parts as its sub-phases, and refuses a wrong point.
 
-use bellhop_baseline::Baseline;
-use bellhop_circuits::CircuitSpec;
+mod common;
+
 use bellhop_cpu::CpuBackend;
 use bellhop_host::{
-    params::{self, Srs},
     phases::{PhaseLayer, PhaseLog},
-    pipeline::{self, PipelineError, PipelineOptions, ProvedJob, Randomness},
-    prover::{Blinding, MsmCalls, ProveError},
+    pipeline::{self, PipelineError, ProvedJob},
+    prover::{MsmCalls, ProveError},
     session::OpenedBackend,
 };
 use bellhop_plugin_sdk::{
     backend::{Backend, NttDirection, ProofMsms, ProvingBases},
     selection::Selection,
-    strategy::{Assignment, Job, StrategyPlugin},
+    strategy::Assignment,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
-    Capabilities, OpenRequest, PhaseTiming, PluginError,
+    Capabilities, PhaseTiming, PluginError,
 };
-use bellperson::groth16::generate_random_parameters;
-use blstrs::{Bls12, Scalar};
-use rand::SeedableRng;
-use rand_chacha::ChaCha20Rng;
+use common::{baseline, two_batches};
 use tracing_subscriber::layer::SubscriberExt;
 
 /// The CPU backend with a `proof_msms` made of its own primitives, its A and B scalars
@@ -83,31 +79,10 @@ fn one_call(corrupt: bool) -> OpenedBackend {
     OpenedBackend::new(Box::new(bellhop_plugin_sdk::backend::seam(backend)), "one-call-cpu", capabilities)
 }
 
-/// Two batches of two `poseidon-merkle:3` jobs with fixed r and s.
-fn setup(dir: &std::path::Path) -> (Srs, Vec<Vec<Job>>, PipelineOptions) {
-    let spec: CircuitSpec = "poseidon-merkle:3".parse().unwrap();
-    let path = dir.join(spec.params_file_name().unwrap());
-    let p = generate_random_parameters::<Bls12, _, _>(
-        spec.synthetic(0).expect("a synthetic circuit").circuit,
-        &mut ChaCha20Rng::seed_from_u64(3),
-    )
-    .unwrap();
-    params::write(&p, &path).unwrap();
-    let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
-    let job = |seed| Job { circuit: spec.to_string().into(), seed, input: Default::default() };
-    let batches = vec![vec![job(1), job(2)], vec![job(3), job(4)]];
-    let blindings = (0..4u64).map(|i| Blinding { r: Scalar::from(10 + i), s: Scalar::from(20 + i) }).collect();
-    (srs, batches, PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(blindings) })
-}
-
-fn baseline() -> Baseline {
-    Baseline::open(&OpenRequest { device: 0, threads: 2, options: "".into() }, Default::default()).unwrap()
-}
-
 #[test]
 fn one_call_gives_the_primitives_proofs_and_its_phase() {
     let dir = tempfile::tempdir().unwrap();
-    let (srs, batches, options) = setup(dir.path());
+    let (srs, batches, options) = two_batches(dir.path());
     let cpu = OpenedBackend::new(Box::new(CpuBackend::new(2).unwrap()), "cpu", Capabilities::MSM_G1);
     assert_eq!(cpu.msm_calls(), MsmCalls::Primitives);
     let plain = pipeline::run(&cpu, &baseline(), &srs, batches.clone(), &options, &|_| {}).unwrap();
@@ -130,7 +105,7 @@ fn one_call_gives_the_primitives_proofs_and_its_phase() {
 #[test]
 fn a_wrong_point_from_one_call_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
-    let (srs, batches, options) = setup(dir.path());
+    let (srs, batches, options) = two_batches(dir.path());
     let e = pipeline::run(&one_call(true), &baseline(), &srs, batches, &options, &|_| {}).unwrap_err();
     match &e {
         PipelineError::Prove { index: 0, error: ProveError::BadPoint { phase: "msm_l", group: "G1", .. } } => {}

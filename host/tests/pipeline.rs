@@ -1,40 +1,30 @@
 //! The pipeline overlaps synthesis of the next batch with proving of the current one.
 
+mod common;
+
 use bellhop_circuits::CircuitSpec;
 use bellhop_host::{
     config::{set_key, Config},
-    params::{self, Srs},
     phases::{PhaseLayer, PhaseLog, PhaseRecord},
     pipeline::{self, PipelineOptions, Randomness},
     session::Session,
 };
 use bellhop_plugin_sdk::strategy::Job;
-use bellperson::groth16::generate_random_parameters;
-use blstrs::Bls12;
-use rand::SeedableRng;
-use rand_chacha::ChaCha20Rng;
+use common::{job, params_in};
 use tracing_subscriber::layer::SubscriberExt;
 
 /// The phase records of three one-job batches proved with `lookahead`.
 fn records(lookahead: usize) -> Vec<PhaseRecord> {
     let spec: CircuitSpec = "chain:3000".parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(spec.params_file_name().unwrap());
-    let p = generate_random_parameters::<Bls12, _, _>(
-        spec.synthetic(0).expect("a synthetic circuit").circuit,
-        &mut ChaCha20Rng::seed_from_u64(4),
-    )
-    .unwrap();
-    params::write(&p, &path).unwrap();
-    let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
+    let srs = params_in(dir.path(), &spec, 4);
     // Synthesis stretched to take about as long as proving, so overlap is unmistakable.
     let mut config = toml::Table::new();
     let slow = bellhop_tests::built_library("fixture_slow_strategy");
     set_key(&mut config, "synthesis.strategy", &slow.display().to_string()).unwrap();
     set_key(&mut config, "synthesis.options.slowdown", "5.0").unwrap();
     let session = Session::open(&Config::from_table(&config).unwrap(), dir.path()).unwrap();
-    let batches =
-        (0..3u64).map(|seed| vec![Job { circuit: spec.to_string().into(), seed, input: Default::default() }]).collect();
+    let batches = (0..3).map(|seed| vec![job(&spec, seed)]).collect();
     let options = PipelineOptions { lookahead, verify: true, randomness: Randomness::Os };
     let log = PhaseLog::default();
     let subscriber = tracing_subscriber::registry().with(PhaseLayer::new(log.clone()));
@@ -78,17 +68,10 @@ fn a_first_batch_synthesized_beforehand_gives_the_same_proofs() {
     use blstrs::Scalar;
 
     let spec: CircuitSpec = "chain:300".parse().unwrap();
-    let p = generate_random_parameters::<Bls12, _, _>(
-        spec.synthetic(0).expect("a synthetic circuit").circuit,
-        &mut ChaCha20Rng::seed_from_u64(6),
-    )
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(spec.params_file_name().unwrap());
-    params::write(&p, &path).unwrap();
-    let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
+    let srs = params_in(dir.path(), &spec, 6);
     let session = Session::open(&Config::default(), dir.path()).unwrap();
-    let job = |seed| Job { circuit: spec.to_string().into(), seed, input: Default::default() };
+    let job = |seed| common::job(&spec, seed);
     let batches = vec![vec![job(0), job(1)], vec![job(2)], vec![job(3), job(4)]];
     let blindings: Vec<Blinding> =
         (0..5u64).map(|i| Blinding { r: Scalar::from(3 + i), s: Scalar::from(50 + i) }).collect();
@@ -145,18 +128,10 @@ fn slow_synthesis_runs_on_as_many_threads_as_the_lookahead_allows() {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
     let spec: CircuitSpec = "chain:300".parse().unwrap();
-    let p = generate_random_parameters::<Bls12, _, _>(
-        spec.synthetic(0).expect("a synthetic circuit").circuit,
-        &mut ChaCha20Rng::seed_from_u64(7),
-    )
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(spec.params_file_name().unwrap());
-    params::write(&p, &path).unwrap();
-    let srs = Srs::read(&path, &spec.to_string(), false).unwrap();
+    let srs = params_in(dir.path(), &spec, 7);
     let session = Session::open(&Config::default(), dir.path()).unwrap();
-    let batches: Vec<Vec<Job>> =
-        (0..6u64).map(|seed| vec![Job { circuit: spec.to_string().into(), seed, input: Default::default() }]).collect();
+    let batches: Vec<Vec<Job>> = (0..6).map(|seed| vec![job(&spec, seed)]).collect();
     let blindings: Vec<Blinding> =
         (0..6u64).map(|i| Blinding { r: Scalar::from(7 + i), s: Scalar::from(70 + i) }).collect();
     let log = PhaseLog::default();
