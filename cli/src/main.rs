@@ -148,25 +148,20 @@ impl Context {
         spec: bellhop_circuits::CircuitSpec,
         srs: impl FnOnce(&bellhop_circuits::CircuitSpec) -> Result<std::sync::Arc<bellhop_host::params::Srs>>,
     ) -> Result<Proving> {
-        warn_if_unverified(&self.config);
-        let mut session = bellhop_host::session::Session::open(&self.config, &self.plugin_dir)?;
-        let srs = srs(&spec)?;
-        session.keep_bases(&srs)?;
-        Ok(Proving { spec, session, srs, options: self.pipeline_options() })
+        Ok(self.proving_while(spec, srs, |_| ())?.0)
     }
 
-    /// As [`proving`](Self::proving), with `work` done on the opened strategy meanwhile,
-    /// on its own thread (in the caller's tracing span): a fresh process synthesizes its
-    /// first batch while it opens the backend, reads the parameters and lets the backend
-    /// keep their bases.
+    /// As [`proving_with`](Self::proving_with), with `work` done on the opened strategy
+    /// meanwhile, on its own thread (in the caller's tracing span): a fresh process
+    /// synthesizes its first batch while it opens the backend, gets the parameters and lets
+    /// the backend keep their bases.
     fn proving_while<T: Send>(
         &self,
-        circuit: &str,
-        params: Option<&std::path::Path>,
+        spec: bellhop_circuits::CircuitSpec,
+        srs: impl FnOnce(&bellhop_circuits::CircuitSpec) -> Result<std::sync::Arc<bellhop_host::params::Srs>>,
         work: impl FnOnce(&dyn Strategy) -> T + Send,
     ) -> Result<(Proving, T)> {
-        use bellhop_host::session::{load_params, open_strategy, OpenedBackend, Session};
-        let spec: bellhop_circuits::CircuitSpec = circuit.parse()?;
+        use bellhop_host::session::{open_strategy, OpenedBackend, Session};
         warn_if_unverified(&self.config);
         let (strategy, strategy_name) = open_strategy(&self.config, &self.plugin_dir)?;
         let (dispatch, parent) = (tracing::dispatcher::get_default(Clone::clone), tracing::Span::current());
@@ -176,7 +171,7 @@ impl Context {
                 .spawn(move || tracing::dispatcher::with_default(&dispatch, || parent.in_scope(|| work(strategy))));
             let opened = (|| {
                 let backend = OpenedBackend::open(&self.config, &self.plugin_dir, self.config.backend.device())?;
-                let srs = load_params(&self.config, &spec, params)?;
+                let srs = srs(&spec)?;
                 backend.keep_bases(&srs)?;
                 anyhow::Ok((backend, srs))
             })();

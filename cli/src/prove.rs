@@ -122,10 +122,11 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
     let first_batch = batches.next();
     let start = Instant::now();
     // The first batch is synthesized while the backend opens and the parameters are read.
-    let (Proving { spec, session, srs, mut options }, first_synthesized) =
-        context.proving_while(&args.circuit, args.params.as_deref(), |strategy| {
-            first_batch.map(|jobs| pipeline::synthesize_batch(strategy, 0, 0, &jobs))
-        })?;
+    let (Proving { spec, session, srs, mut options }, first_synthesized) = context.proving_while(
+        spec,
+        |spec| bellhop_host::session::load_params(&context.config, spec, args.params.as_deref()),
+        |strategy| first_batch.map(|jobs| pipeline::synthesize_batch(strategy, 0, 0, &jobs)),
+    )?;
     if let Some(seed) = args.insecure_blinding_seed {
         eprintln!("warning: r and s come from --insecure-blinding-seed {seed}: these proofs are not zero-knowledge");
         options.randomness = seeded_blinding(seed, count);
