@@ -1,7 +1,8 @@
 //! Bellhop's CPU backend.
 //!
-//! - MSM on G1 and G2: blst's Pippenger (the same core blstrs uses), one run per chunk of
-//!   points on this backend's own rayon pool, summed.
+//! - MSM on G1 and G2: blst's Pippenger (the same core blstrs uses), its windows split
+//!   across this backend's own rayon pool (and the points too when there are more threads
+//!   than windows), each window's sum then shifted into place.
 //! - NTTs over Fr: an in-place radix-2 transform with cached twiddle tables, parallel
 //!   across blocks or, in the last stages, within them.
 //! - `compute_h`: the whole FFT part of Groth16 with the scalings fused into single passes.
@@ -36,19 +37,19 @@ impl CpuBackend {
         Ok(Self { pool: pool::shared("bellhop-cpu", threads)?, twiddles: ntt::Twiddles::default() })
     }
 
-    fn chunks(&self) -> usize {
+    fn threads(&self) -> usize {
         self.pool.current_num_threads()
     }
 }
 
 impl Backend for CpuBackend {
     fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
-        let sum = self.pool.install(|| msm::msm::<msm::G1>(cast_slice(bases), scalars, self.chunks()));
+        let sum = self.pool.install(|| msm::msm::<msm::G1>(cast_slice(bases), scalars, self.threads()));
         Ok(cast(sum))
     }
 
     fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
-        let sum = self.pool.install(|| msm::msm::<msm::G2>(cast_slice(bases), scalars, self.chunks()));
+        let sum = self.pool.install(|| msm::msm::<msm::G2>(cast_slice(bases), scalars, self.threads()));
         Ok(cast(sum))
     }
 
@@ -135,6 +136,9 @@ mod tests {
     use super::*;
 
     bellhop_conformance::conformance_tests!(cpu, CpuBackend::new(2).unwrap());
+
+    // More threads than Pippenger's windows: the MSMs' tiles also split the points.
+    bellhop_conformance::conformance_tests!(cpu_48_threads, CpuBackend::new(48).unwrap());
 
     /// The CPU backend's primitives with the provided `compute_h`, built from its `ntt`.
     struct ProvidedComputeH(CpuBackend);

@@ -1,10 +1,12 @@
-//! Multi-scalar multiplication: blst's Pippenger, split into chunks across the pool.
+//! Multi-scalar multiplication: blst's Pippenger, its windows (and, when there are fewer
+//! windows than threads, chunks of the points) split across the pool.
 
 use bellhop_plugin_sdk::{cast_slice, types::Fr};
 use blst::{
-    blst_fr, blst_p1, blst_p1_add_or_double, blst_p1_affine, blst_p1s_mult_pippenger,
-    blst_p1s_mult_pippenger_scratch_sizeof, blst_p2, blst_p2_add_or_double, blst_p2_affine, blst_p2s_mult_pippenger,
-    blst_p2s_mult_pippenger_scratch_sizeof, blst_scalar, blst_scalar_from_fr,
+    blst_fr, blst_p1, blst_p1_add_or_double, blst_p1_affine, blst_p1_double, blst_p1s_mult_pippenger,
+    blst_p1s_mult_pippenger_scratch_sizeof, blst_p1s_tile_pippenger, blst_p2, blst_p2_add_or_double, blst_p2_affine,
+    blst_p2_double, blst_p2s_mult_pippenger, blst_p2s_mult_pippenger_scratch_sizeof, blst_p2s_tile_pippenger,
+    blst_scalar, blst_scalar_from_fr,
 };
 use rayon::prelude::*;
 
@@ -22,12 +24,20 @@ pub(crate) trait PippengerCurve {
     /// Single-threaded Pippenger over `points` and canonical `scalars` of equal length > 0.
     fn pippenger(points: &[Self::Affine], scalars: &[blst_scalar]) -> Self::Point;
 
+    /// `sum_i s_i * points[i]`, `s_i` the Booth digit of bits `bit0 .. bit0 + window` of
+    /// `scalars[i]` (one of Pippenger's windows; the top one may be cut short by the
+    /// scalars' end, which blst handles), over equal lengths > 0.
+    fn tile(points: &[Self::Affine], scalars: &[blst_scalar], bit0: usize, window: usize) -> Self::Point;
+
     /// `acc += other`.
     fn add(acc: &mut Self::Point, other: &Self::Point);
+
+    /// `acc = 2 acc`.
+    fn double(acc: &mut Self::Point);
 }
 
 macro_rules! pippenger_curve {
-    ($name:ident, $affine:ty, $point:ty, $mult:ident, $scratch:ident, $add:ident) => {
+    ($name:ident, $affine:ty, $point:ty, $mult:ident, $tile:ident, $scratch:ident, $add:ident, $double:ident) => {
         pub(crate) struct $name;
 
         impl PippengerCurve for $name {
@@ -58,10 +68,40 @@ macro_rules! pippenger_curve {
                 out
             }
 
+            fn tile(points: &[$affine], scalars: &[blst_scalar], bit0: usize, window: usize) -> $point {
+                debug_assert!(!points.is_empty() && points.len() == scalars.len());
+                debug_assert!(window > 0 && bit0 < SCALAR_BITS);
+                let mut out = <$point>::default();
+                let points_arg: [*const $affine; 2] = [points.as_ptr(), std::ptr::null()];
+                let scalars_arg: [*const u8; 2] = [scalars.as_ptr().cast::<u8>(), std::ptr::null()];
+                // SAFETY: as in `pippenger`; blst's buckets for a window of `window` bits
+                // take its zero-point scratch size times 2^(window-1).
+                unsafe {
+                    let mut scratch = vec![0u64; ($scratch(0) << (window - 1)).div_ceil(8)];
+                    $tile(
+                        &mut out,
+                        points_arg.as_ptr(),
+                        points.len(),
+                        scalars_arg.as_ptr(),
+                        SCALAR_BITS,
+                        scratch.as_mut_ptr(),
+                        bit0,
+                        window,
+                    );
+                }
+                out
+            }
+
             fn add(acc: &mut $point, other: &$point) {
                 let lhs = *acc;
                 // SAFETY: all three pointers are to valid, initialised points.
                 unsafe { $add(acc, &lhs, other) };
+            }
+
+            fn double(acc: &mut $point) {
+                let value = *acc;
+                // SAFETY: both pointers are to valid, initialised points.
+                unsafe { $double(acc, &value) };
             }
         }
     };
@@ -72,46 +112,105 @@ pippenger_curve!(
     blst_p1_affine,
     blst_p1,
     blst_p1s_mult_pippenger,
+    blst_p1s_tile_pippenger,
     blst_p1s_mult_pippenger_scratch_sizeof,
-    blst_p1_add_or_double
+    blst_p1_add_or_double,
+    blst_p1_double
 );
 pippenger_curve!(
     G2,
     blst_p2_affine,
     blst_p2,
     blst_p2s_mult_pippenger,
+    blst_p2s_tile_pippenger,
     blst_p2s_mult_pippenger_scratch_sizeof,
-    blst_p2_add_or_double
+    blst_p2_add_or_double,
+    blst_p2_double
 );
 
-/// `sum_i scalars[i] * points[i]` with `chunks` independent Pippenger runs in parallel on
-/// the current rayon pool. Lengths must be equal (checked by the caller).
-pub(crate) fn msm<C: PippengerCurve>(points: &[C::Affine], scalars: &[Fr], chunks: usize) -> C::Point {
+/// How an MSM of `n` points is split over `threads`: Pippenger's window in bits, and the
+/// point chunks each window's tiles cover. Each tile costs about its points plus its
+/// buckets (2^window); the plan with the least work on the busiest thread wins.
+fn plan(n: usize, threads: usize) -> (usize, usize) {
+    let threads = threads.max(1);
+    let mut best = (usize::MAX, 1, 1);
+    for window in 4..=20usize {
+        let windows = SCALAR_BITS.div_ceil(window);
+        let chunks = threads.div_ceil(windows).min(n.div_ceil(MIN_CHUNK)).max(1);
+        let tiles_per_thread = (windows * chunks).div_ceil(threads);
+        let cost = tiles_per_thread * (n.div_ceil(chunks) + (1 << window));
+        if cost < best.0 {
+            best = (cost, window, chunks);
+        }
+    }
+    (best.1, best.2)
+}
+
+/// `sum_i scalars[i] * points[i]` on the current rayon pool of `threads`: Pippenger's
+/// windows (times chunks of the points, when there are fewer windows than threads) as
+/// tiles in parallel, then each window's sum shifted into place. Lengths must be equal
+/// (checked by the caller).
+pub(crate) fn msm<C: PippengerCurve>(points: &[C::Affine], scalars: &[Fr], threads: usize) -> C::Point {
     let n = points.len();
     if n == 0 {
         return C::Point::default();
     }
-    let chunk = n.div_ceil(chunks.max(1)).max(MIN_CHUNK);
-    let scalars: &[blst_fr] = cast_slice(scalars);
-    points
-        .par_chunks(chunk)
-        .zip(scalars.par_chunks(chunk))
-        .map(|(points, scalars)| C::pippenger(points, &canonical(scalars)))
-        .reduce(C::Point::default, |mut acc, part| {
-            C::add(&mut acc, &part);
-            acc
+    let scalars: Vec<blst_scalar> =
+        cast_slice::<Fr, blst_fr>(scalars).par_chunks(MIN_CHUNK).flat_map_iter(canonical).collect();
+    if threads <= 1 || n < MIN_CHUNK {
+        return C::pippenger(points, &scalars);
+    }
+    let (window, chunks) = plan(n, threads);
+    let chunk = n.div_ceil(chunks);
+    let windows = SCALAR_BITS.div_ceil(window);
+    let sums: Vec<C::Point> = (0..windows)
+        .into_par_iter()
+        .map(|w| {
+            points
+                .par_chunks(chunk)
+                .zip(scalars.par_chunks(chunk))
+                .map(|(points, scalars)| C::tile(points, scalars, w * window, window))
+                .reduce(C::Point::default, |mut acc, part| {
+                    C::add(&mut acc, &part);
+                    acc
+                })
         })
+        .collect();
+    // sum_w 2^(w·window) sums[w], from the top window down.
+    let mut total = C::Point::default();
+    for sum in sums.iter().rev() {
+        for _ in 0..window {
+            C::double(&mut total);
+        }
+        C::add(&mut total, sum);
+    }
+    total
 }
 
 /// Montgomery-form scalars to blst's canonical little-endian bytes.
-fn canonical(scalars: &[blst_fr]) -> Vec<blst_scalar> {
-    scalars
-        .iter()
-        .map(|fr| {
-            let mut out = blst_scalar::default();
-            // SAFETY: both pointers are to valid, initialised values.
-            unsafe { blst_scalar_from_fr(&mut out, fr) };
-            out
-        })
-        .collect()
+fn canonical(scalars: &[blst_fr]) -> impl Iterator<Item = blst_scalar> + '_ {
+    scalars.iter().map(|fr| {
+        let mut out = blst_scalar::default();
+        // SAFETY: both pointers are to valid, initialised values.
+        unsafe { blst_scalar_from_fr(&mut out, fr) };
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_split_windows_first_and_points_only_past_them() {
+        // Two threads: far more windows than threads, so whole windows.
+        let (window, chunks) = plan(1 << 16, 2);
+        assert_eq!(chunks, 1);
+        assert!((12..=16).contains(&window), "window {window}");
+        // Many threads over many points: the points are split too.
+        let (window, chunks) = plan(1 << 20, 64);
+        assert!(chunks > 1 && SCALAR_BITS.div_ceil(window) * chunks >= 64, "window {window}, chunks {chunks}");
+        // Never chunks below the smallest worth splitting.
+        assert_eq!(plan(MIN_CHUNK, 64).1, 1);
+    }
 }
