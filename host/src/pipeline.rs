@@ -315,19 +315,18 @@ fn run_after(
             scope.spawn(move || {
                 tracing::dispatcher::with_default(dispatch, || {
                     let _parent = parent.clone().entered();
+                    // A thread stops past the last batch (claims come in order, so every
+                    // later claim would be too), on a failure, when the prover is gone or
+                    // on a panic: in each case the others stop claiming too.
+                    let _stop = StopOnDrop(slots);
                     while slots.claim() {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        // Claims come in order: past the last batch, every later claim is too.
-                        let Some(jobs) = batches.get(i) else {
-                            slots.close();
-                            return;
-                        };
+                        let Some(jobs) = batches.get(i) else { return };
                         let start = Instant::now();
                         let result = synthesize(i + skip, jobs);
                         times.lock().unwrap_or_else(|p| p.into_inner()).synthesized(start.elapsed().as_secs_f64());
                         let failed = result.is_err();
                         if sender.send((i, result)).is_err() || failed {
-                            slots.close();
                             return;
                         }
                     }

@@ -158,3 +158,35 @@ fn slow_synthesis_runs_on_as_many_threads_as_the_lookahead_allows() {
     let (_, most) = prove(1);
     assert_eq!(most, 1, "lookahead 1: one batch ahead, on one thread");
 }
+
+/// A strategy that panics on the job with seed 2.
+struct PanicsOnTwo(Box<dyn bellhop_plugin_sdk::strategy::Strategy>);
+
+impl bellhop_plugin_sdk::strategy::Strategy for PanicsOnTwo {
+    fn synthesize(
+        &self,
+        jobs: &[Job],
+    ) -> Result<bellhop_plugin_sdk::strategy::Synthesis, bellhop_plugin_sdk::PluginError> {
+        assert!(jobs.iter().all(|job| job.seed != 2), "the strategy fell over");
+        self.0.synthesize(jobs)
+    }
+}
+
+/// A synthesis thread that panics stops the others: the run ends with the panic instead
+/// of waiting for a batch that will never come.
+#[test]
+fn a_panicking_synthesis_ends_the_run() {
+    let spec: CircuitSpec = "chain:300".parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let srs = params_in(dir.path(), &spec, 8);
+    let session = Session::open(&Config::default(), dir.path()).unwrap();
+    let strategy = PanicsOnTwo(Session::open(&Config::default(), dir.path()).unwrap().strategy);
+    let batches: Vec<Vec<Job>> = (0..6).map(|seed| vec![job(&spec, seed)]).collect();
+    for lookahead in [1, 3] {
+        let options = PipelineOptions { lookahead, verify: true, randomness: Randomness::Os };
+        let run = std::panic::AssertUnwindSafe(|| {
+            pipeline::run(&session.backend, &strategy, &srs, batches.clone(), &options, &|_| {})
+        });
+        assert!(std::panic::catch_unwind(run).is_err(), "lookahead {lookahead}");
+    }
+}
