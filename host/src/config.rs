@@ -341,6 +341,7 @@ mod tests {
         assert_eq!(Config::parse("").unwrap(), Config::default());
         assert_eq!(Config::default().backend.plugin, "cpu");
         assert!(Config::default().pipeline.verify);
+        assert!(Config::default().backend.proof_msms, "one call where a backend offers it");
     }
 
     #[test]
@@ -351,6 +352,7 @@ mod tests {
             plugin = "cuda-pinned"
             device = 1
             fallback = "cpu"
+            proof_msms = false
             [backend.options]
             streams = 2
             [synthesis]
@@ -378,6 +380,7 @@ mod tests {
         assert_eq!(c.backend.plugin, "cuda-pinned");
         assert_eq!(c.backend.options.get("streams").and_then(|v| v.as_integer()), Some(2));
         assert_eq!(c.backend.fallback.as_deref(), Some("cpu"));
+        assert!(!c.backend.proof_msms);
         assert_eq!(c.synthesis.threads, 8);
         assert!(!c.pipeline.verify);
         assert_eq!(c.daemon.listen, "unix:///run/bellhop.sock");
