@@ -58,14 +58,13 @@ fn open_plugin(plugin: &Plugin<Backends>, config: &Config, plugin_dir: &Path, de
             let shadow_name = format!("{} ({})", reference.info.name, reference.source);
             // Whole-batch proofs and one-call MSMs have no primitives to compare: shadowed, a
             // backend proves with the primitives.
-            let capabilities =
-                Capabilities(plugin.info.capabilities.0 & !(Capabilities::PROVE_BATCH.0 | Capabilities::PROOF_MSMS.0));
+            let capabilities = plugin.info.capabilities.without(Capabilities::PROVE_BATCH | Capabilities::PROOF_MSMS);
             let name = format!("{name} shadowed by {shadow_name}");
             OpenedBackend::new(Box::new(Shadowed::new(backend, opened, shadow_name)), name, capabilities)
         }
     };
     if !config.backend.proof_msms {
-        opened.capabilities = Capabilities(opened.capabilities.0 & !Capabilities::PROOF_MSMS.0);
+        opened.capabilities = opened.capabilities.without(Capabilities::PROOF_MSMS);
     }
     opened.device = plugin.info.devices.iter().find(|d| d.index == device).cloned();
     Ok(opened)

@@ -97,14 +97,14 @@ fn a_first_batch_synthesized_beforehand_gives_the_same_proofs() {
 
 /// A strategy whose synthesis waits `delay` first (off the CPU, so two cores can run
 /// several), counting the calls running at once.
-struct Sleepy {
-    inner: Box<dyn bellhop_plugin_sdk::strategy::Strategy>,
+struct Sleepy<'a> {
+    inner: &'a dyn bellhop_plugin_sdk::strategy::Strategy,
     delay: std::time::Duration,
     running: std::sync::atomic::AtomicUsize,
     most: std::sync::atomic::AtomicUsize,
 }
 
-impl bellhop_plugin_sdk::strategy::Strategy for Sleepy {
+impl bellhop_plugin_sdk::strategy::Strategy for Sleepy<'_> {
     fn synthesize(
         &self,
         jobs: &[Job],
@@ -138,7 +138,7 @@ fn slow_synthesis_runs_on_as_many_threads_as_the_lookahead_allows() {
     let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(PhaseLayer::new(log)));
     let prove = |lookahead: usize| {
         let sleepy = Sleepy {
-            inner: Session::open(&Config::default(), dir.path()).unwrap().strategy,
+            inner: session.strategy.as_ref(),
             // Several times a proof on the CPU backend here (100-150 ms).
             delay: std::time::Duration::from_millis(600),
             running: AtomicUsize::new(0),
@@ -160,9 +160,9 @@ fn slow_synthesis_runs_on_as_many_threads_as_the_lookahead_allows() {
 }
 
 /// A strategy that panics on the job with seed 2.
-struct PanicsOnTwo(Box<dyn bellhop_plugin_sdk::strategy::Strategy>);
+struct PanicsOnTwo<'a>(&'a dyn bellhop_plugin_sdk::strategy::Strategy);
 
-impl bellhop_plugin_sdk::strategy::Strategy for PanicsOnTwo {
+impl bellhop_plugin_sdk::strategy::Strategy for PanicsOnTwo<'_> {
     fn synthesize(
         &self,
         jobs: &[Job],
@@ -180,7 +180,7 @@ fn a_panicking_synthesis_ends_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let srs = params_in(dir.path(), &spec, 8);
     let session = Session::open(&Config::default(), dir.path()).unwrap();
-    let strategy = PanicsOnTwo(Session::open(&Config::default(), dir.path()).unwrap().strategy);
+    let strategy = PanicsOnTwo(session.strategy.as_ref());
     let batches: Vec<Vec<Job>> = (0..6).map(|seed| vec![job(&spec, seed)]).collect();
     for lookahead in [1, 3] {
         let options = PipelineOptions { lookahead, verify: true, randomness: Randomness::Os };

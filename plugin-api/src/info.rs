@@ -109,6 +109,11 @@ impl Capabilities {
         self.0 & other.0 == other.0
     }
 
+    /// These flags with those of `other` cleared.
+    pub const fn without(self, other: Self) -> Self {
+        Self(self.0 & !other.0)
+    }
+
     /// The names of the set flags; unknown bits show as `bit N`.
     pub fn names(self) -> Vec<String> {
         let mut names: Vec<String> =

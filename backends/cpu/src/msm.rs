@@ -36,6 +36,12 @@ pub(crate) trait PippengerCurve {
     fn double(acc: &mut Self::Point);
 }
 
+/// blst's arguments for one contiguous array of points and one of scalars: a pointer
+/// to each, followed by null.
+fn contiguous<A>(points: &[A], scalars: &[blst_scalar]) -> ([*const A; 2], [*const u8; 2]) {
+    ([points.as_ptr(), std::ptr::null()], [scalars.as_ptr().cast::<u8>(), std::ptr::null()])
+}
+
 macro_rules! pippenger_curve {
     ($name:ident, $affine:ty, $point:ty, $mult:ident, $tile:ident, $scratch:ident, $add:ident, $double:ident) => {
         pub(crate) struct $name;
@@ -47,10 +53,7 @@ macro_rules! pippenger_curve {
             fn pippenger(points: &[$affine], scalars: &[blst_scalar]) -> $point {
                 debug_assert!(!points.is_empty() && points.len() == scalars.len());
                 let mut out = <$point>::default();
-                // Passing one pointer followed by null tells blst the points (and the
-                // scalars) are one contiguous array.
-                let points_arg: [*const $affine; 2] = [points.as_ptr(), std::ptr::null()];
-                let scalars_arg: [*const u8; 2] = [scalars.as_ptr().cast::<u8>(), std::ptr::null()];
+                let (points_arg, scalars_arg) = contiguous(points, scalars);
                 // SAFETY: blst reads `points.len()` affine points and as many 32-byte
                 // scalars (`blst_scalar` is `[u8; 32]`) from the contiguous arrays above,
                 // which outlive the call; the scratch buffer has the size blst asks for.
@@ -72,8 +75,7 @@ macro_rules! pippenger_curve {
                 debug_assert!(!points.is_empty() && points.len() == scalars.len());
                 debug_assert!(window > 0 && bit0 < SCALAR_BITS);
                 let mut out = <$point>::default();
-                let points_arg: [*const $affine; 2] = [points.as_ptr(), std::ptr::null()];
-                let scalars_arg: [*const u8; 2] = [scalars.as_ptr().cast::<u8>(), std::ptr::null()];
+                let (points_arg, scalars_arg) = contiguous(points, scalars);
                 // SAFETY: as in `pippenger`; blst's buckets for a window of `window` bits
                 // take its zero-point scratch size times 2^(window-1).
                 unsafe {

@@ -135,6 +135,13 @@ struct bellhop_cuda {
         return dst;
     }
 
+    // The resident copy of `points` if the host kept them and it covers `npoints`, else null.
+    template<class Kept> static auto resident(Kept& kept, const void* points, size_t npoints)
+    {
+        auto it = kept.find(points);
+        return it != kept.end() && npoints <= it->second.npoints ? it->second.msm.get() : nullptr;
+    }
+
     template<class bucket, class point, class affine, class Kept>
     RustError::by_value msm(Kept& kept, point* out, const affine* points, size_t npoints, const fr_t* scalars)
     {
@@ -144,10 +151,9 @@ struct bellhop_cuda {
                 out->inf();
                 return RustError{cudaSuccess};
             }
-            auto it = kept.find(points);
-            if (it != kept.end() && npoints <= it->second.npoints)
+            if (auto kept_msm = resident(kept, points, npoints))
                 // Null points: the msm_t's resident copy.
-                return it->second.msm->invoke(*out, (const affine*)nullptr, npoints, stage(scalars, npoints), true);
+                return kept_msm->invoke(*out, (const affine*)nullptr, npoints, stage(scalars, npoints), true);
             msm_t<bucket, point, affine, fr_t> msm{nullptr, npoints, sizeof(affine), device};
             if (!pinned)
                 return msm.invoke(*out, slice_t<affine>{points, npoints}, scalars, true);
@@ -172,11 +178,8 @@ struct bellhop_cuda {
             return;
         }
         std::unique_ptr<msm_type> uploaded;
-        msm_type* msm;
-        auto it = kept.find(points);
-        if (it != kept.end() && npoints <= it->second.npoints) {
-            msm = it->second.msm.get();
-        } else {
+        msm_type* msm = resident(kept, points, npoints);
+        if (!msm) {
             uploaded = std::make_unique<msm_type>(points, npoints, sizeof(affine), device);
             gpu().sync();
             msm = uploaded.get();
