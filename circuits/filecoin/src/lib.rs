@@ -14,11 +14,15 @@
 //! proofs with filecoin-proofs' verifiers, [`reference`] runs filecoin-proofs' own provers, and [`FilecoinSpec::param_identifier`] names
 //! the parameter files as filecoin-proofs does (`v28-<identifier>.params` / `.vk`).
 
+#[cfg(test)]
+mod allocations;
 pub mod curio;
 pub mod input;
 pub mod make;
 pub mod porep;
+mod porep_witness;
 pub mod reference;
+pub mod sha256_witness;
 pub mod synthetic;
 pub mod verify;
 

@@ -6,6 +6,9 @@
 //! and its own. So the circuit of the head and one challenge, synthesized for each
 //! challenge apart, holds every constraint of the whole circuit: what
 //! `bellhop_synthesis_kit` joins into the whole circuit's assignment, on many threads.
+//!
+//! A witness generator gets the same witness with the labels' SHA-256 computed on plain
+//! bits ([`crate::porep_witness`]).
 
 use anyhow::Context as _;
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
@@ -13,6 +16,8 @@ use blstrs::Scalar;
 use filecoin_hashers::{sha256::Sha256Hasher, Hasher};
 use storage_proofs_core::{compound_proof::CompoundProof, merkle::MerkleTreeTrait};
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+
+use crate::porep_witness::{self, Challenge, HeadValues, Witness};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 type DataDomain = <Sha256Hasher as Hasher>::Domain;
@@ -23,7 +28,9 @@ type Stacked<Tree> = StackedCircuit<Tree, Sha256Hasher>;
 /// head and one circuit per challenge (see [`PorepCircuit::into_parts`]).
 pub struct PorepCircuit<Tree: 'static + MerkleTreeTrait> {
     whole: Stacked<Tree>,
-    parts: Option<(PorepHead<Tree>, Vec<Stacked<Tree>>)>,
+    /// What a witness generator computes the witness from; none in a blank circuit.
+    witness: Option<Box<Witness<Tree>>>,
+    parts: Option<(PorepHead<Tree>, Vec<Self>)>,
 }
 
 /// What `StackedCircuit` synthesizes before its first challenge, as a circuit of its own.
@@ -55,8 +62,23 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
         // The whole circuit's checks (proofs given, one comm_r_last and comm_c among them)
         // hold the head below to what each challenge's circuit begins with.
         let whole = circuit(vanilla.to_vec())?;
-        let pieces = vanilla.iter().map(|proof| circuit(vec![proof.clone()])).collect::<anyhow::Result<_>>()?;
         let tau = public.tau.as_ref().context("PoRep's public inputs have no comm_d and comm_r")?;
+        let values = HeadValues {
+            replica_id: public.replica_id.into(),
+            comm_d: tau.comm_d.into(),
+            comm_r: tau.comm_r.into(),
+            comm_r_last: vanilla[0].comm_r_last().into(),
+            comm_c: vanilla[0].comm_c().into(),
+        };
+        let challenges = vanilla.iter().map(Challenge::new).collect::<anyhow::Result<Vec<_>>>()?;
+        let pieces = vanilla
+            .iter()
+            .zip(&challenges)
+            .map(|(proof, challenge)| {
+                let witness = Some(Box::new(Witness { head: values, challenges: vec![challenge.clone()] }));
+                Ok(Self { whole: circuit(vec![proof.clone()])?, witness, parts: None })
+            })
+            .collect::<anyhow::Result<_>>()?;
         let head = PorepHead {
             replica_id: public.replica_id,
             comm_d: tau.comm_d,
@@ -64,13 +86,13 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
             comm_r_last: vanilla[0].comm_r_last(),
             comm_c: vanilla[0].comm_c(),
         };
-        Ok(Self { whole, parts: Some((head, pieces)) })
+        Ok(Self { whole, witness: Some(Box::new(Witness { head: values, challenges })), parts: Some((head, pieces)) })
     }
 
     /// The circuit without a witness, for parameter generation.
     pub(crate) fn blank(params: &stacked::PublicParams<Tree>) -> Self {
         let whole = <StackedCompound<Tree, Sha256Hasher> as CompoundProof<_, _>>::blank_circuit(params);
-        Self { whole, parts: None }
+        Self { whole, witness: None, parts: None }
     }
 
     /// The head and, per challenge, the circuit of the head and that challenge: synthesized
@@ -78,7 +100,7 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
     /// blank circuit is not cut.
     pub fn into_parts(self) -> Result<(PorepHead<Tree>, Vec<Self>), Self> {
         match self.parts {
-            Some((head, pieces)) => Ok((head, pieces.into_iter().map(|whole| Self { whole, parts: None }).collect())),
+            Some((head, pieces)) => Ok((head, pieces)),
             None => Err(self),
         }
     }
@@ -86,7 +108,10 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
 
 impl<Tree: 'static + MerkleTreeTrait> Circuit<Scalar> for PorepCircuit<Tree> {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        self.whole.synthesize(cs)
+        match self.witness {
+            Some(witness) if cs.is_witness_generator() => porep_witness::synthesize(cs, *witness),
+            _ => self.whole.synthesize(cs),
+        }
     }
 }
 

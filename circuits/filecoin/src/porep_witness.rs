@@ -1,0 +1,345 @@
+//! PoRep C2's witness without building the labels' SHA-256 constraints.
+//!
+//! Under a witness generator (`ConstraintSystem::is_witness_generator`), a PoRep circuit
+//! allocates what filecoin-proofs' `StackedCircuit` allocates, in its order, with its
+//! gadgets, except that each challenge's labels (SHA-256 over the replica id, the node
+//! and 37 parents: most of the circuit) come from [`sha256_witness`], which computes the
+//! same variables on plain bits. Nothing is enforced there, so no constraint changes; the
+//! tests hold the assignment to the gadgets' own, value for value.
+
+use std::marker::PhantomData;
+
+use bellpepper_core::{num::AllocatedNum, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use ff::PrimeField;
+use filecoin_hashers::{
+    sha256::Sha256Hasher, HashFunction, Hasher, PoseidonArity, POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2,
+};
+use serde::Deserialize;
+use storage_proofs_core::{
+    gadgets::{
+        constraint,
+        encode::encode,
+        por::{AuthPath, PoRCircuit},
+        uint64::UInt64,
+        variables::Root,
+    },
+    merkle::{DiskStore, MerkleProof, MerkleProofTrait, MerkleTreeTrait, MerkleTreeWrapper},
+    util::reverse_bit_numbering,
+};
+use storage_proofs_porep::stacked;
+use typenum::{U0, U11, U2};
+
+use crate::sha256_witness::{self, Bit};
+
+type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
+type TreeProof<Tree> = MerkleProof<
+    <Tree as MerkleTreeTrait>::Hasher,
+    <Tree as MerkleTreeTrait>::Arity,
+    <Tree as MerkleTreeTrait>::SubTreeArity,
+    <Tree as MerkleTreeTrait>::TopTreeArity,
+>;
+type TreePath<Tree> = AuthPath<
+    <Tree as MerkleTreeTrait>::Hasher,
+    <Tree as MerkleTreeTrait>::Arity,
+    <Tree as MerkleTreeTrait>::SubTreeArity,
+    <Tree as MerkleTreeTrait>::TopTreeArity,
+>;
+
+/// The public values `StackedCircuit` allocates before its challenges.
+#[derive(Clone, Copy)]
+pub(crate) struct HeadValues {
+    pub(crate) replica_id: Scalar,
+    pub(crate) comm_d: Scalar,
+    pub(crate) comm_r: Scalar,
+    pub(crate) comm_r_last: Scalar,
+    pub(crate) comm_c: Scalar,
+}
+
+/// A column of the replica (one label a layer) and its path in tree C.
+struct Column<Tree: MerkleTreeTrait> {
+    rows: Vec<Scalar>,
+    path: TreePath<Tree>,
+}
+
+/// One challenge's private values, as `StackedCircuit`'s proof of it holds them.
+pub(crate) struct Challenge<Tree: MerkleTreeTrait> {
+    node: u64,
+    data_leaf: Scalar,
+    comm_d_path: AuthPath<Sha256Hasher, U2, U0, U0>,
+    comm_r_last_path: TreePath<Tree>,
+    comm_c_path: TreePath<Tree>,
+    drg_parents: Vec<Column<Tree>>,
+    exp_parents: Vec<Column<Tree>>,
+}
+
+/// serde's view of filecoin-proofs' vanilla column openings, whose fields it keeps private
+/// (the C1 output carries them in this form).
+#[derive(Deserialize)]
+#[serde(bound = "P: serde::de::DeserializeOwned, D: serde::de::DeserializeOwned")]
+struct ReplicaColumnsSerde<P, D> {
+    c_x: ColumnSerde<P, D>,
+    drg_parents: Vec<ColumnSerde<P, D>>,
+    exp_parents: Vec<ColumnSerde<P, D>>,
+}
+
+#[derive(Deserialize)]
+#[serde(bound = "P: serde::de::DeserializeOwned, D: serde::de::DeserializeOwned")]
+struct ColumnSerde<P, D> {
+    column: RowsSerde<D>,
+    inclusion_proof: P,
+}
+
+#[derive(Deserialize)]
+#[serde(bound = "D: serde::de::DeserializeOwned")]
+struct RowsSerde<D> {
+    _index: u32,
+    rows: Vec<D>,
+    _h: PhantomData<()>,
+}
+
+impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
+    /// The challenge's values from its vanilla proof.
+    pub(crate) fn new(proof: &stacked::Proof<Tree, Sha256Hasher>) -> anyhow::Result<Self> {
+        let columns: ReplicaColumnsSerde<TreeProof<Tree>, Domain<Tree>> =
+            bincode::deserialize(&bincode::serialize(&proof.replica_column_proofs)?)?;
+        let column = |c: ColumnSerde<TreeProof<Tree>, Domain<Tree>>| Column {
+            rows: c.column.rows.into_iter().map(Into::into).collect(),
+            path: c.inclusion_proof.as_options().into(),
+        };
+        Ok(Self {
+            node: proof.comm_d_proofs.path_index() as u64,
+            data_leaf: proof.comm_d_proofs.leaf().into(),
+            comm_d_path: proof.comm_d_proofs.as_options().into(),
+            comm_r_last_path: proof.comm_r_last_proof.as_options().into(),
+            comm_c_path: columns.c_x.inclusion_proof.as_options().into(),
+            drg_parents: columns.drg_parents.into_iter().map(column).collect(),
+            exp_parents: columns.exp_parents.into_iter().map(column).collect(),
+        })
+    }
+}
+
+impl<Tree: MerkleTreeTrait> Clone for Column<Tree> {
+    fn clone(&self) -> Self {
+        Self { rows: self.rows.clone(), path: self.path.clone() }
+    }
+}
+
+impl<Tree: MerkleTreeTrait> Clone for Challenge<Tree> {
+    fn clone(&self) -> Self {
+        Self {
+            node: self.node,
+            data_leaf: self.data_leaf,
+            comm_d_path: self.comm_d_path.clone(),
+            comm_r_last_path: self.comm_r_last_path.clone(),
+            comm_c_path: self.comm_c_path.clone(),
+            drg_parents: self.drg_parents.clone(),
+            exp_parents: self.exp_parents.clone(),
+        }
+    }
+}
+
+fn alloc<CS: ConstraintSystem<Scalar>>(cs: &mut CS, value: Scalar) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    AllocatedNum::alloc(cs, || Ok(value))
+}
+
+/// The inclusion of `leaf` under `root` by `path`, as `StackedCircuit` checks it.
+fn enforce_inclusion<H, U, V, W, CS>(
+    cs: &mut CS,
+    path: AuthPath<H, U, V, W>,
+    root: &AllocatedNum<Scalar>,
+    leaf: &AllocatedNum<Scalar>,
+) -> Result<(), SynthesisError>
+where
+    H: 'static + Hasher,
+    U: 'static + PoseidonArity,
+    V: 'static + PoseidonArity,
+    W: 'static + PoseidonArity,
+    CS: ConstraintSystem<Scalar>,
+{
+    PoRCircuit::<MerkleTreeWrapper<H, DiskStore<H::Domain>, U, V, W>>::synthesize(
+        cs,
+        Root::from_allocated::<CS>(leaf.clone()),
+        path,
+        Root::from_allocated::<CS>(root.clone()),
+        true,
+    )
+}
+
+/// The Poseidon hash of a column, as `StackedCircuit` computes it.
+fn hash_column<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    column: &[AllocatedNum<Scalar>],
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    match column.len() {
+        2 => neptune::circuit::poseidon_hash::<_, _, U2>(cs, column.to_vec(), &POSEIDON_CONSTANTS_2),
+        11 => neptune::circuit::poseidon_hash::<_, _, U11>(cs, column.to_vec(), &POSEIDON_CONSTANTS_11),
+        // filecoin-proofs has no other layer count.
+        _ => Err(SynthesisError::Unsatisfiable),
+    }
+}
+
+/// What a PoRep circuit's witness is computed from: its head's values and its challenges.
+pub(crate) struct Witness<Tree: MerkleTreeTrait> {
+    pub(crate) head: HeadValues,
+    pub(crate) challenges: Vec<Challenge<Tree>>,
+}
+
+/// The witness of the whole circuit (the head, then each challenge), in `cs`, which must
+/// be a witness generator.
+pub(crate) fn synthesize<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    witness: Witness<Tree>,
+) -> Result<(), SynthesisError> {
+    debug_assert!(cs.is_witness_generator());
+    let Witness { head, challenges } = witness;
+    let replica_id = alloc(cs, head.replica_id)?;
+    replica_id.inputize(&mut *cs)?;
+    let replica_id_bits = reverse_bit_numbering(replica_id.to_bits_le(&mut *cs)?);
+    let comm_d = alloc(cs, head.comm_d)?;
+    comm_d.inputize(&mut *cs)?;
+    let comm_r = alloc(cs, head.comm_r)?;
+    comm_r.inputize(&mut *cs)?;
+    let comm_r_last = alloc(cs, head.comm_r_last)?;
+    let comm_c = alloc(cs, head.comm_c)?;
+    let hash = <Tree::Hasher as Hasher>::Function::hash2_circuit(&mut *cs, &comm_c, &comm_r_last)?;
+    constraint::equal(cs, || "comm_r", &comm_r, &hash);
+
+    let replica_id_bits = replica_id_bits.iter().map(Bit::of).collect::<Result<Vec<_>, _>>()?;
+    for challenge in challenges {
+        prove_challenge::<Tree, _>(cs, challenge, &comm_d, &comm_c, &comm_r_last, &replica_id_bits)?;
+    }
+    Ok(())
+}
+
+/// One challenge, as `StackedCircuit`'s proof of it synthesizes it.
+fn prove_challenge<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    challenge: Challenge<Tree>,
+    comm_d: &AllocatedNum<Scalar>,
+    comm_c: &AllocatedNum<Scalar>,
+    comm_r_last: &AllocatedNum<Scalar>,
+    replica_id: &[Bit],
+) -> Result<(), SynthesisError> {
+    let data_leaf = alloc(cs, challenge.data_leaf)?;
+    enforce_inclusion(cs, challenge.comm_d_path, comm_d, &data_leaf)?;
+
+    let drg_parents = open_columns(cs, challenge.drg_parents, comm_c)?;
+    let exp_parents = open_columns(cs, challenge.exp_parents, comm_c)?;
+    let layers = drg_parents.first().map_or(0, Vec::len);
+
+    let node = UInt64::alloc(&mut *cs, Some(challenge.node))?;
+    node.pack_into_input(&mut *cs)?;
+    let node_bits = node.to_bits_be().iter().map(Bit::of).collect::<Result<Vec<_>, _>>()?;
+
+    let mut labels = Vec::with_capacity(layers);
+    for layer in 1..=layers {
+        // Layer 1 has the DRG parents only; later layers the expander parents too, one layer back.
+        let mut parents = Vec::new();
+        let drg = drg_parents.iter().map(|rows| &rows[layer - 1]);
+        let exp = exp_parents.iter().filter(|_| layer > 1).map(|rows| &rows[layer - 2]);
+        for num in drg.chain(exp) {
+            let bits = reverse_bit_numbering(num.to_bits_le(&mut *cs)?);
+            parents.push(bits.iter().map(Bit::of).collect::<Result<Vec<_>, _>>()?);
+        }
+        labels.push(label(cs, replica_id, &parents, layer as u32, &node_bits)?);
+    }
+
+    let key = labels.last().ok_or(SynthesisError::Unsatisfiable)?;
+    let encoded = encode(&mut *cs, key, &data_leaf)?;
+    enforce_inclusion(cs, challenge.comm_r_last_path, comm_r_last, &encoded)?;
+    let column_hash = hash_column(cs, &labels)?;
+    enforce_inclusion(cs, challenge.comm_c_path, comm_c, &column_hash)
+}
+
+/// The parents' columns allocated, each hashed and its inclusion in tree C checked.
+fn open_columns<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    parents: Vec<Column<Tree>>,
+    comm_c: &AllocatedNum<Scalar>,
+) -> Result<Vec<Vec<AllocatedNum<Scalar>>>, SynthesisError> {
+    parents
+        .into_iter()
+        .map(|parent| {
+            let rows = parent.rows.iter().map(|&row| alloc(cs, row)).collect::<Result<Vec<_>, _>>()?;
+            let hash = hash_column(cs, &rows)?;
+            enforce_inclusion(cs, parent.path, comm_c, &hash)?;
+            Ok(rows)
+        })
+        .collect()
+}
+
+/// Parents a label hashes: the layer's parents repeated to 37, as SDR's labeling does.
+const LABEL_PARENTS: usize = 37;
+
+/// `create_label_circuit`: SHA-256 of the replica id, the layer and node, and the parents
+/// repeated to [`LABEL_PARENTS`], each padded to 32 bytes; packed into one number.
+fn label<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    replica_id: &[Bit],
+    parents: &[Vec<Bit>],
+    layer: u32,
+    node: &[Bit],
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    let pad = |bits: &mut Vec<Bit>, to: usize| {
+        while bits.len() % to != 0 {
+            bits.push(Bit::Const(false));
+        }
+    };
+    let mut message = replica_id.to_vec();
+    pad(&mut message, 256);
+    message.extend((0..32).rev().map(|i| Bit::Const((layer >> i) & 1 == 1)));
+    message.extend_from_slice(node);
+    pad(&mut message, 512);
+    for parent in parents.iter().cycle().take(LABEL_PARENTS) {
+        message.extend_from_slice(parent);
+        pad(&mut message, 256);
+    }
+
+    let digest = sha256_witness::sha256(cs, &message)?;
+    // Bits numbered within each byte the other way round, then the first 254 packed.
+    let bits = digest.chunks(8).flat_map(|byte| byte.iter().rev()).take(Scalar::CAPACITY as usize);
+    let mut repr = [0u8; 32];
+    for (i, bit) in bits.enumerate() {
+        repr[i / 8] |= u8::from(bit.value()) << (i % 8);
+    }
+    // 254 bits are below the modulus.
+    let value = Option::from(Scalar::from_repr(repr)).ok_or(SynthesisError::Unsatisfiable)?;
+    alloc(cs, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use bellpepper_core::Circuit;
+
+    use crate::{allocations::Allocations, make, FilecoinCircuit, FilecoinSpec, Kind, SectorSize};
+
+    /// A sealed 2 KiB sector's PoRep circuit, whole and in its parts: as a witness
+    /// generator (labels on plain bits) it allocates what the gadgets allocate.
+    #[test]
+    fn porep_witness_is_the_gadgets() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::set_directories(&dir.path().join("params"), &dir.path().join("parents"));
+        make::seal(&dir.path().join("sector"), SectorSize::Kib2, 3, 1).unwrap();
+        let c1 = std::fs::read(dir.path().join("sector").join(make::C1_FILE)).unwrap();
+        let spec = FilecoinSpec { kind: Kind::Porep, sector_size: SectorSize::Kib2 };
+        let synthesize = |circuit: FilecoinCircuit, generator: bool| {
+            let mut cs = Allocations::new(generator);
+            circuit.synthesize(&mut cs).unwrap();
+            (cs.inputs, cs.aux)
+        };
+        let whole = || spec.instance(&c1, 0).unwrap().circuit;
+        let gadgets = synthesize(whole(), false);
+        let witness = synthesize(whole(), true);
+        assert_eq!(witness.0, gadgets.0, "public inputs");
+        assert_eq!(witness.1.len(), gadgets.1.len(), "aux count");
+        if let Some(i) = (0..gadgets.1.len()).find(|&i| witness.1[i] != gadgets.1[i]) {
+            panic!("aux variable {i} of {} differs", gadgets.1.len());
+        }
+        let Ok((_, pieces)) = Box::new(whole()).into_parts() else { panic!("PoRep is not cut at its challenges") };
+        let Ok((_, again)) = Box::new(whole()).into_parts() else { unreachable!() };
+        for (i, (piece, same)) in pieces.into_iter().zip(again).enumerate() {
+            assert!(synthesize(piece, true) == synthesize(same, false), "challenge {i}'s piece differs");
+        }
+    }
+}
