@@ -17,7 +17,7 @@ use filecoin_hashers::{sha256::Sha256Hasher, Hasher};
 use storage_proofs_core::{compound_proof::CompoundProof, merkle::MerkleTreeTrait};
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
 
-use crate::porep_witness::{self, Challenge, HeadValues, Witness};
+use crate::porep_witness::{self, Challenge, Witness};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 type DataDomain = <Sha256Hasher as Hasher>::Domain;
@@ -30,17 +30,28 @@ pub struct PorepCircuit<Tree: 'static + MerkleTreeTrait> {
     whole: Stacked<Tree>,
     /// What a witness generator computes the witness from; none in a blank circuit.
     witness: Option<Box<Witness<Tree>>>,
-    parts: Option<(PorepHead<Tree>, Vec<Self>)>,
+    /// Per challenge, the circuit of the head and that challenge; none in a blank circuit
+    /// or in one of these.
+    pieces: Vec<Stacked<Tree>>,
 }
 
 /// What `StackedCircuit` synthesizes before its first challenge, as a circuit of its own.
 pub struct PorepHead<Tree: 'static + MerkleTreeTrait> {
-    replica_id: Domain<Tree>,
-    comm_d: DataDomain,
-    comm_r: Domain<Tree>,
-    comm_r_last: Domain<Tree>,
-    comm_c: Domain<Tree>,
+    pub(crate) replica_id: Domain<Tree>,
+    pub(crate) comm_d: DataDomain,
+    pub(crate) comm_r: Domain<Tree>,
+    pub(crate) comm_r_last: Domain<Tree>,
+    pub(crate) comm_c: Domain<Tree>,
 }
+
+// By hand: a derive would ask `Tree` to be `Copy`; the domains are.
+impl<Tree: 'static + MerkleTreeTrait> Clone for PorepHead<Tree> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> Copy for PorepHead<Tree> {}
 
 impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
     /// Partition `k`'s circuit from its vanilla proofs (one per challenge), as filecoin-proofs builds it.
@@ -62,23 +73,8 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
         // The whole circuit's checks (proofs given, one comm_r_last and comm_c among them)
         // hold the head below to what each challenge's circuit begins with.
         let whole = circuit(vanilla.to_vec())?;
+        let pieces = vanilla.iter().map(|proof| circuit(vec![proof.clone()])).collect::<anyhow::Result<_>>()?;
         let tau = public.tau.as_ref().context("PoRep's public inputs have no comm_d and comm_r")?;
-        let values = HeadValues {
-            replica_id: public.replica_id.into(),
-            comm_d: tau.comm_d.into(),
-            comm_r: tau.comm_r.into(),
-            comm_r_last: vanilla[0].comm_r_last().into(),
-            comm_c: vanilla[0].comm_c().into(),
-        };
-        let challenges = vanilla.iter().map(Challenge::new).collect::<anyhow::Result<Vec<_>>>()?;
-        let pieces = vanilla
-            .iter()
-            .zip(&challenges)
-            .map(|(proof, challenge)| {
-                let witness = Some(Box::new(Witness { head: values, challenges: vec![challenge.clone()] }));
-                Ok(Self { whole: circuit(vec![proof.clone()])?, witness, parts: None })
-            })
-            .collect::<anyhow::Result<_>>()?;
         let head = PorepHead {
             replica_id: public.replica_id,
             comm_d: tau.comm_d,
@@ -86,22 +82,34 @@ impl<Tree: 'static + MerkleTreeTrait> PorepCircuit<Tree> {
             comm_r_last: vanilla[0].comm_r_last(),
             comm_c: vanilla[0].comm_c(),
         };
-        Ok(Self { whole, witness: Some(Box::new(Witness { head: values, challenges })), parts: Some((head, pieces)) })
+        let challenges = vanilla.iter().map(Challenge::new).collect::<anyhow::Result<_>>()?;
+        Ok(Self { whole, witness: Some(Box::new(Witness { head, challenges })), pieces })
     }
 
     /// The circuit without a witness, for parameter generation.
     pub(crate) fn blank(params: &stacked::PublicParams<Tree>) -> Self {
         let whole = <StackedCompound<Tree, Sha256Hasher> as CompoundProof<_, _>>::blank_circuit(params);
-        Self { whole, witness: None, parts: None }
+        Self { whole, witness: None, pieces: Vec::new() }
     }
 
     /// The head and, per challenge, the circuit of the head and that challenge: synthesized
     /// apart, joined in order after the head, they are the whole circuit's synthesis. A
     /// blank circuit is not cut.
     pub fn into_parts(self) -> Result<(PorepHead<Tree>, Vec<Self>), Self> {
-        match self.parts {
-            Some((head, pieces)) => Ok((head, pieces)),
-            None => Err(self),
+        match self {
+            Self { witness: Some(witness), pieces, .. } if !pieces.is_empty() => {
+                let Witness { head, challenges } = *witness;
+                let pieces = pieces
+                    .into_iter()
+                    .zip(challenges)
+                    .map(|(whole, challenge)| {
+                        let witness = Some(Box::new(Witness { head, challenges: vec![challenge] }));
+                        Self { whole, witness, pieces: Vec::new() }
+                    })
+                    .collect();
+                Ok((head, pieces))
+            }
+            blank_or_piece => Err(blank_or_piece),
         }
     }
 }

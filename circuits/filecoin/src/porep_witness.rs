@@ -30,7 +30,10 @@ use storage_proofs_core::{
 use storage_proofs_porep::stacked;
 use typenum::{U0, U11, U2};
 
-use crate::sha256_witness::{self, Bit};
+use crate::{
+    porep::PorepHead,
+    sha256_witness::{self, Bit},
+};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 type TreeProof<Tree> = MerkleProof<
@@ -45,16 +48,6 @@ type TreePath<Tree> = AuthPath<
     <Tree as MerkleTreeTrait>::SubTreeArity,
     <Tree as MerkleTreeTrait>::TopTreeArity,
 >;
-
-/// The public values `StackedCircuit` allocates before its challenges.
-#[derive(Clone, Copy)]
-pub(crate) struct HeadValues {
-    pub(crate) replica_id: Scalar,
-    pub(crate) comm_d: Scalar,
-    pub(crate) comm_r: Scalar,
-    pub(crate) comm_r_last: Scalar,
-    pub(crate) comm_c: Scalar,
-}
 
 /// A column of the replica (one label a layer) and its path in tree C.
 struct Column<Tree: MerkleTreeTrait> {
@@ -119,26 +112,6 @@ impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
     }
 }
 
-impl<Tree: MerkleTreeTrait> Clone for Column<Tree> {
-    fn clone(&self) -> Self {
-        Self { rows: self.rows.clone(), path: self.path.clone() }
-    }
-}
-
-impl<Tree: MerkleTreeTrait> Clone for Challenge<Tree> {
-    fn clone(&self) -> Self {
-        Self {
-            node: self.node,
-            data_leaf: self.data_leaf,
-            comm_d_path: self.comm_d_path.clone(),
-            comm_r_last_path: self.comm_r_last_path.clone(),
-            comm_c_path: self.comm_c_path.clone(),
-            drg_parents: self.drg_parents.clone(),
-            exp_parents: self.exp_parents.clone(),
-        }
-    }
-}
-
 fn alloc<CS: ConstraintSystem<Scalar>>(cs: &mut CS, value: Scalar) -> Result<AllocatedNum<Scalar>, SynthesisError> {
     AllocatedNum::alloc(cs, || Ok(value))
 }
@@ -180,8 +153,8 @@ fn hash_column<CS: ConstraintSystem<Scalar>>(
 }
 
 /// What a PoRep circuit's witness is computed from: its head's values and its challenges.
-pub(crate) struct Witness<Tree: MerkleTreeTrait> {
-    pub(crate) head: HeadValues,
+pub(crate) struct Witness<Tree: 'static + MerkleTreeTrait> {
+    pub(crate) head: PorepHead<Tree>,
     pub(crate) challenges: Vec<Challenge<Tree>>,
 }
 
@@ -193,15 +166,15 @@ pub(crate) fn synthesize<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<S
 ) -> Result<(), SynthesisError> {
     debug_assert!(cs.is_witness_generator());
     let Witness { head, challenges } = witness;
-    let replica_id = alloc(cs, head.replica_id)?;
+    let replica_id = alloc(cs, head.replica_id.into())?;
     replica_id.inputize(&mut *cs)?;
     let replica_id_bits = reverse_bit_numbering(replica_id.to_bits_le(&mut *cs)?);
-    let comm_d = alloc(cs, head.comm_d)?;
+    let comm_d = alloc(cs, head.comm_d.into())?;
     comm_d.inputize(&mut *cs)?;
-    let comm_r = alloc(cs, head.comm_r)?;
+    let comm_r = alloc(cs, head.comm_r.into())?;
     comm_r.inputize(&mut *cs)?;
-    let comm_r_last = alloc(cs, head.comm_r_last)?;
-    let comm_c = alloc(cs, head.comm_c)?;
+    let comm_r_last = alloc(cs, head.comm_r_last.into())?;
+    let comm_c = alloc(cs, head.comm_c.into())?;
     let hash = <Tree::Hasher as Hasher>::Function::hash2_circuit(&mut *cs, &comm_c, &comm_r_last)?;
     constraint::equal(cs, || "comm_r", &comm_r, &hash);
 
