@@ -1,12 +1,12 @@
-//! Multi-scalar multiplication: blst's Pippenger, its windows (and, when there are fewer
-//! windows than threads, chunks of the points) split across the pool.
+//! Multi-scalar multiplication: Pippenger's windows (and, when there are fewer windows
+//! than threads, chunks of the points) split across the pool, each window's buckets filled
+//! by batch-affine additions (`csrc/batch_affine.c`); blst's own Pippenger below a chunk.
 
 use bellhop_plugin_sdk::{cast_slice, types::Fr};
 use blst::{
     blst_fr, blst_p1, blst_p1_add_or_double, blst_p1_affine, blst_p1_double, blst_p1s_mult_pippenger,
-    blst_p1s_mult_pippenger_scratch_sizeof, blst_p1s_tile_pippenger, blst_p2, blst_p2_add_or_double, blst_p2_affine,
-    blst_p2_double, blst_p2s_mult_pippenger, blst_p2s_mult_pippenger_scratch_sizeof, blst_p2s_tile_pippenger,
-    blst_scalar, blst_scalar_from_fr,
+    blst_p1s_mult_pippenger_scratch_sizeof, blst_p2, blst_p2_add_or_double, blst_p2_affine, blst_p2_double,
+    blst_p2s_mult_pippenger, blst_p2s_mult_pippenger_scratch_sizeof, blst_scalar, blst_scalar_from_fr,
 };
 use rayon::prelude::*;
 
@@ -16,12 +16,41 @@ const MIN_CHUNK: usize = 1 << 10;
 /// The bit length of Fr's modulus: scalars are canonical and below it.
 const SCALAR_BITS: usize = 255;
 
+extern "C" {
+    /// One window of Pippenger (blst's `blst_p1s_tile_pippenger` contract, contiguous
+    /// arrays) with batch-affine buckets; `scratch` holds `..._scratch_sizeof(window)` bytes.
+    fn bellhop_p1s_tile_batch_affine(
+        ret: *mut blst_p1,
+        points: *const blst_p1_affine,
+        npoints: usize,
+        scalars: *const u8,
+        nbits: usize,
+        scratch: *mut u64,
+        bit0: usize,
+        window: usize,
+    );
+    fn bellhop_p1s_tile_batch_affine_scratch_sizeof(window: usize) -> usize;
+    /// As `bellhop_p1s_tile_batch_affine`, on G2.
+    fn bellhop_p2s_tile_batch_affine(
+        ret: *mut blst_p2,
+        points: *const blst_p2_affine,
+        npoints: usize,
+        scalars: *const u8,
+        nbits: usize,
+        scratch: *mut u64,
+        bit0: usize,
+        window: usize,
+    );
+    fn bellhop_p2s_tile_batch_affine_scratch_sizeof(window: usize) -> usize;
+}
+
 /// A blst curve group, as far as Pippenger needs it.
 pub(crate) trait PippengerCurve {
     type Affine: Sync;
     type Point: Default + Copy + Send;
 
-    /// Single-threaded Pippenger over `points` and canonical `scalars` of equal length > 0.
+    /// blst's single-threaded Pippenger over `points` and canonical `scalars` of equal
+    /// length > 0: for MSMs too small to split.
     fn pippenger(points: &[Self::Affine], scalars: &[blst_scalar]) -> Self::Point;
 
     /// `sum_i s_i * points[i]`, `s_i` the Booth digit of bits `bit0 .. bit0 + window` of
@@ -43,7 +72,17 @@ fn contiguous<A>(points: &[A], scalars: &[blst_scalar]) -> ([*const A; 2], [*con
 }
 
 macro_rules! pippenger_curve {
-    ($name:ident, $affine:ty, $point:ty, $mult:ident, $tile:ident, $scratch:ident, $add:ident, $double:ident) => {
+    (
+        $name:ident,
+        $affine:ty,
+        $point:ty,
+        $mult:ident,
+        $scratch:ident,
+        $tile:ident,
+        $scratch_tile:ident,
+        $add:ident,
+        $double:ident
+    ) => {
         pub(crate) struct $name;
 
         impl PippengerCurve for $name {
@@ -73,18 +112,19 @@ macro_rules! pippenger_curve {
 
             fn tile(points: &[$affine], scalars: &[blst_scalar], bit0: usize, window: usize) -> $point {
                 debug_assert!(!points.is_empty() && points.len() == scalars.len());
-                debug_assert!(window > 0 && bit0 < SCALAR_BITS);
+                debug_assert!((1..=20).contains(&window) && bit0 < SCALAR_BITS);
                 let mut out = <$point>::default();
-                let (points_arg, scalars_arg) = contiguous(points, scalars);
-                // SAFETY: as in `pippenger`; blst's buckets for a window of `window` bits
-                // take its zero-point scratch size times 2^(window-1).
+                // SAFETY: the tile reads `points.len()` affine points and as many 32-byte
+                // scalars (`blst_scalar` is `[u8; 32]`) from the two slices, which outlive
+                // the call, and writes only `out` and the scratch, which has the size it
+                // asks for a window of `window` bits, 8-byte aligned as its parts need.
                 unsafe {
-                    let mut scratch = vec![0u64; ($scratch(0) << (window - 1)).div_ceil(8)];
+                    let mut scratch = vec![0u64; $scratch_tile(window).div_ceil(8)];
                     $tile(
                         &mut out,
-                        points_arg.as_ptr(),
+                        points.as_ptr(),
                         points.len(),
-                        scalars_arg.as_ptr(),
+                        scalars.as_ptr().cast::<u8>(),
                         SCALAR_BITS,
                         scratch.as_mut_ptr(),
                         bit0,
@@ -114,8 +154,9 @@ pippenger_curve!(
     blst_p1_affine,
     blst_p1,
     blst_p1s_mult_pippenger,
-    blst_p1s_tile_pippenger,
     blst_p1s_mult_pippenger_scratch_sizeof,
+    bellhop_p1s_tile_batch_affine,
+    bellhop_p1s_tile_batch_affine_scratch_sizeof,
     blst_p1_add_or_double,
     blst_p1_double
 );
@@ -124,8 +165,9 @@ pippenger_curve!(
     blst_p2_affine,
     blst_p2,
     blst_p2s_mult_pippenger,
-    blst_p2s_tile_pippenger,
     blst_p2s_mult_pippenger_scratch_sizeof,
+    bellhop_p2s_tile_batch_affine,
+    bellhop_p2s_tile_batch_affine_scratch_sizeof,
     blst_p2_add_or_double,
     blst_p2_double
 );
@@ -159,7 +201,7 @@ pub(crate) fn msm<C: PippengerCurve>(points: &[C::Affine], scalars: &[Fr], threa
     }
     let scalars: Vec<blst_scalar> =
         cast_slice::<Fr, blst_fr>(scalars).par_chunks(MIN_CHUNK).flat_map_iter(canonical).collect();
-    if threads <= 1 || n < MIN_CHUNK {
+    if n < MIN_CHUNK {
         return C::pippenger(points, &scalars);
     }
     let (window, chunks) = plan(n, threads);
@@ -202,6 +244,132 @@ fn canonical(scalars: &[blst_fr]) -> impl Iterator<Item = blst_scalar> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use blst::{blst_p1_is_equal, blst_p1s_tile_pippenger, blst_p2_is_equal, blst_p2s_tile_pippenger};
+    use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+    use group::Group;
+
+    /// Multipliers of the generator for the degenerate inputs: a point, itself, its
+    /// negation, the identity, and points repeated so one bucket sees them all in a row.
+    const DEGENERATE: [i64; 8] = [5, 5, -5, 0, 7, 5, -7, 7];
+
+    /// Pseudo-random 255-bit scalars (xorshift), from `seed`.
+    fn scalars(n: usize, seed: u64) -> Vec<blst_scalar> {
+        let mut state = seed | 1;
+        (0..n)
+            .map(|_| {
+                let mut out = blst_scalar::default();
+                for chunk in out.b.chunks_mut(8) {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    chunk.copy_from_slice(&state.to_le_bytes());
+                }
+                out.b[31] &= 0x7f;
+                out
+            })
+            .collect()
+    }
+
+    /// Stamps the tile tests for one group: batch-affine tiles against blst's own tiles,
+    /// every window of the scalars, on random and on degenerate inputs.
+    macro_rules! tile_tests {
+        ($module:ident, $curve:ident, $projective:ident, $rs_affine:ident, $affine:ty, $point:ty, $blst_tile:ident, $scratch:ident, $eq:ident) => {
+            mod $module {
+                use super::*;
+
+                fn points(multipliers: impl Iterator<Item = i64>) -> Vec<$affine> {
+                    multipliers
+                        .map(|k| {
+                            let p = $projective::generator() * Scalar::from(k.unsigned_abs());
+                            *$rs_affine::from(if k < 0 { -p } else { p }).as_ref()
+                        })
+                        .collect()
+                }
+
+                fn blst_tile(points: &[$affine], scalars: &[blst_scalar], bit0: usize, window: usize) -> $point {
+                    let mut out = <$point>::default();
+                    let (points_arg, scalars_arg) = contiguous(points, scalars);
+                    // SAFETY: as in `PippengerCurve::tile` of blst's own tiles.
+                    unsafe {
+                        let mut scratch = vec![0u64; ($scratch(0) << (window - 1)).div_ceil(8)];
+                        $blst_tile(
+                            &mut out,
+                            points_arg.as_ptr(),
+                            points.len(),
+                            scalars_arg.as_ptr(),
+                            SCALAR_BITS,
+                            scratch.as_mut_ptr(),
+                            bit0,
+                            window,
+                        );
+                    }
+                    out
+                }
+
+                fn assert_tiles_match(points: &[$affine], scalars: &[blst_scalar], case: &str) {
+                    for window in [4, 9, 13] {
+                        for bit0 in (0..SCALAR_BITS).step_by(window) {
+                            let ours = $curve::tile(points, scalars, bit0, window);
+                            let theirs = blst_tile(points, scalars, bit0, window);
+                            // SAFETY: both pointers are to valid, initialised points.
+                            let equal = unsafe { $eq(&ours, &theirs) };
+                            assert!(equal, "{case}: window {window} at bit {bit0} differs from blst's tile");
+                        }
+                    }
+                }
+
+                #[test]
+                fn batch_affine_tiles_are_blsts_on_random_inputs() {
+                    let points = points((1..=1500).map(|k| k * 7919 + 3));
+                    assert_tiles_match(&points, &scalars(points.len(), 1), "random");
+                }
+
+                #[test]
+                fn batch_affine_tiles_are_blsts_on_degenerate_inputs() {
+                    let points = points(DEGENERATE.iter().copied().cycle().take(600));
+                    // Every point in one bucket: each batch holds one addition, the rest overflow.
+                    let same = vec![scalars(1, 2).remove(0); points.len()];
+                    assert_tiles_match(&points, &same, "one bucket");
+                    // P + P, P + (-P) and the identity among random buckets.
+                    assert_tiles_match(&points, &scalars(points.len(), 3), "repeated points");
+                    // Zero scalars, and the all-ones digits of the largest 255-bit scalar.
+                    let mut edges = scalars(points.len(), 4);
+                    for (i, scalar) in edges.iter_mut().enumerate() {
+                        match i % 3 {
+                            0 => *scalar = blst_scalar::default(),
+                            1 => scalar.b = [0xff; 32],
+                            _ => {}
+                        }
+                        scalar.b[31] &= 0x7f;
+                    }
+                    assert_tiles_match(&points, &edges, "zero and largest scalars");
+                }
+            }
+        };
+    }
+
+    tile_tests!(
+        g1,
+        G1,
+        G1Projective,
+        G1Affine,
+        blst_p1_affine,
+        blst_p1,
+        blst_p1s_tile_pippenger,
+        blst_p1s_mult_pippenger_scratch_sizeof,
+        blst_p1_is_equal
+    );
+    tile_tests!(
+        g2,
+        G2,
+        G2Projective,
+        G2Affine,
+        blst_p2_affine,
+        blst_p2,
+        blst_p2s_tile_pippenger,
+        blst_p2s_mult_pippenger_scratch_sizeof,
+        blst_p2_is_equal
+    );
 
     #[test]
     fn plans_split_windows_first_and_points_only_past_them() {
