@@ -26,17 +26,23 @@ void blst_fp2_inverse(vec384x out, const vec384x inp);
 /* Additions that share one inversion. */
 #define BATCH 256
 
+/* Running sums the buckets are summed in, side by side, so that their additions can
+ * share inversions too. */
+#define RUNS 128
+
+/* A bucket's state. */
 #define OCCUPIED 1
 #define PENDING 2
 #define OVERFLOWED 4
 
 typedef struct {
-    size_t overflow, batch, dx, prefix, flags, size;
+    size_t overflow, batch, dx, prefix, runs, flags, size;
 } tile_offsets;
 
+/* One queued addition, dst += (-1)^negate src, on affine points. */
 typedef struct {
-    const void *point;
-    size_t bucket;
+    void *dst;
+    const void *src;
     limb_t negate;
 } batch_entry;
 
@@ -46,13 +52,15 @@ POINTXYZZ_TO_JACOBIAN_IMPL(ptype, bits, field) \
 POINTXYZZ_DADD_IMPL(ptype, bits, field) \
 POINTXYZZ_DADD_AFFINE_IMPL(ptype, bits, field, one) \
 \
-/* The parts of a tile's scratch. */ \
+/* The parts of a tile's scratch, and the queued additions' count. */ \
 typedef struct { \
     ptype##_affine *buckets; \
     ptype##xyzz *overflow; \
     batch_entry *batch; \
     vec##bits *dx, *prefix; \
-    byte *flags; \
+    ptype##_affine *runs;   /* RUNS partial sums, then RUNS running sums */ \
+    byte *flags;            /* the buckets', then the runs' */ \
+    size_t queued; \
 } ptype##_tile_scratch; \
 \
 /* Where each part of a tile's scratch starts, in bytes, and the whole size. */ \
@@ -65,24 +73,26 @@ static tile_offsets ptype##_tile_offsets(size_t window) \
     o.batch = o.overflow + nbuckets * sizeof(ptype##xyzz); \
     o.dx = o.batch + BATCH * sizeof(batch_entry); \
     o.prefix = o.dx + BATCH * sizeof(vec##bits); \
-    o.flags = o.prefix + BATCH * sizeof(vec##bits); \
-    o.size = o.flags + nbuckets; \
+    o.runs = o.prefix + BATCH * sizeof(vec##bits); \
+    o.flags = o.runs + 2 * RUNS * sizeof(ptype##_affine); \
+    o.size = o.flags + nbuckets + 2 * RUNS; \
     return o; \
 } \
 \
-/* Adds each batched point into its bucket: one inversion of the product of the \
- * batch's x differences, then back through the prefix products for each one's inverse. */ \
-static void ptype##_flush_batch(const ptype##_tile_scratch *s, size_t n) \
+/* Carries out the queued additions: one inversion of the product of their x \
+ * differences, then back through the prefix products for each one's inverse. */ \
+static void ptype##_batch_add(ptype##_tile_scratch *s) \
 { \
     vec##bits inv, dx_inv, lambda, t; \
+    size_t n = s->queued; \
 \
     if (n == 0) \
         return; \
     inverse(inv, s->prefix[n - 1]); \
     while (n--) { \
         const batch_entry *e = &s->batch[n]; \
-        const ptype##_affine *p = e->point; \
-        ptype##_affine *b = &s->buckets[e->bucket]; \
+        const ptype##_affine *p = e->src; \
+        ptype##_affine *b = e->dst; \
 \
         if (n) { \
             mul_##field(dx_inv, inv, s->prefix[n - 1]); \
@@ -100,8 +110,172 @@ static void ptype##_flush_batch(const ptype##_tile_scratch *s, size_t n) \
         mul_##field(b->X, b->X, lambda); \
         sub_##field(b->Y, b->X, b->Y);          /* y3 = λ(x1 - x3) - y1 */ \
         vec_copy(b->X, t, sizeof(t)); \
-        s->flags[e->bucket] &= ~PENDING; \
     } \
+    s->queued = 0; \
+} \
+\
+/* Queues dst += (-1)^negate src, unless their x are equal: then it returns 0 and \
+ * queues nothing. The caller keeps each dst to one queued addition. */ \
+static bool_t ptype##_batch_push(ptype##_tile_scratch *s, ptype##_affine *dst, \
+                                 const ptype##_affine *src, limb_t negate) \
+{ \
+    size_t n = s->queued; \
+\
+    sub_##field(s->dx[n], src->X, dst->X); \
+    if (vec_is_zero(s->dx[n], sizeof(s->dx[n]))) \
+        return 0; \
+    if (n) \
+        mul_##field(s->prefix[n], s->prefix[n - 1], s->dx[n]); \
+    else \
+        vec_copy(s->prefix[0], s->dx[0], sizeof(s->dx[0])); \
+    s->batch[n].dst = dst; \
+    s->batch[n].src = src; \
+    s->batch[n].negate = negate; \
+    s->queued = n + 1; \
+    return 1; \
+} \
+\
+/* XYZZ to affine with an inversion of its own; 0 for the identity. */ \
+static bool_t ptype##_xyzz_to_affine(ptype##_affine *out, const ptype##xyzz *in) \
+{ \
+    vec##bits inv, zz_inv; \
+\
+    if (vec_is_zero(in->ZZZ, 2 * sizeof(in->ZZZ))) \
+        return 0; \
+    inverse(inv, in->ZZZ);                      /* 1/Z³ */ \
+    mul_##field(zz_inv, in->ZZ, inv); \
+    sqr_##field(zz_inv, zz_inv);                /* (Z²/Z³)² = 1/Z² */ \
+    mul_##field(out->X, in->X, zz_inv); \
+    mul_##field(out->Y, in->Y, inv); \
+    return 1; \
+} \
+\
+/* dst += src for x that the batches refuse (equal x: a doubling or the identity), \
+ * through XYZZ; returns 0 where the sum is the identity. */ \
+static bool_t ptype##_add_equal_x(ptype##_affine *dst, const ptype##_affine *src) \
+{ \
+    ptype##xyzz t; \
+\
+    vec_copy(t.X, dst->X, 2 * sizeof(t.X)); \
+    vec_copy(t.ZZZ, one, sizeof(t.ZZZ)); \
+    vec_copy(t.ZZ, one, sizeof(t.ZZ)); \
+    ptype##xyzz_dadd_affine(&t, &t, src, 0); \
+    return ptype##_xyzz_to_affine(dst, &t); \
+} \
+\
+/* *dst (occupied or not, by its flag) += src, queued when it can be. The caller \
+ * flushes full batches. */ \
+static void ptype##_accumulate(ptype##_tile_scratch *s, ptype##_affine *dst, byte *flag, \
+                               const ptype##_affine *src) \
+{ \
+    if (!(*flag & OCCUPIED)) { \
+        vec_copy(dst, src, sizeof(*dst)); \
+        *flag |= OCCUPIED; \
+    } else if (!ptype##_batch_push(s, dst, src, 0) && !ptype##_add_equal_x(dst, src)) { \
+        *flag &= ~OCCUPIED; \
+    } \
+    if (s->queued == BATCH) \
+        ptype##_batch_add(s); \
+} \
+\
+/* Each bucket's overflow into its affine part: the overflows to affine with one \
+ * inversion a batch (in place, over their X and Y), then added in batches. */ \
+static void ptype##_fold_overflow(ptype##_tile_scratch *s, size_t nbuckets) \
+{ \
+    size_t i, j, n; \
+    vec##bits inv, zz_inv; \
+\
+    for (i = 0; i < nbuckets;) { \
+        for (n = 0; i < nbuckets && n < BATCH; i++) { \
+            ptype##xyzz *o = &s->overflow[i]; \
+\
+            if (!(s->flags[i] & OVERFLOWED)) \
+                continue; \
+            if (vec_is_zero(o->ZZZ, 2 * sizeof(o->ZZZ))) { \
+                s->flags[i] &= ~OVERFLOWED; \
+                continue; \
+            } \
+            s->batch[n].dst = o; \
+            if (n) \
+                mul_##field(s->prefix[n], s->prefix[n - 1], o->ZZZ); \
+            else \
+                vec_copy(s->prefix[0], o->ZZZ, sizeof(o->ZZZ)); \
+            n++; \
+        } \
+        if (n == 0) \
+            break; \
+        inverse(inv, s->prefix[n - 1]); \
+        for (j = n; j--;) { \
+            ptype##xyzz *o = s->batch[j].dst; \
+            vec##bits zzz_inv; \
+\
+            if (j) { \
+                mul_##field(zzz_inv, inv, s->prefix[j - 1]); \
+                mul_##field(inv, inv, o->ZZZ); \
+            } else { \
+                vec_copy(zzz_inv, inv, sizeof(inv)); \
+            } \
+            mul_##field(zz_inv, o->ZZ, zzz_inv); \
+            sqr_##field(zz_inv, zz_inv); \
+            mul_##field(o->X, o->X, zz_inv); \
+            mul_##field(o->Y, o->Y, zzz_inv); \
+        } \
+    } \
+    for (i = 0; i < nbuckets; i++) \
+        if (s->flags[i] & OVERFLOWED) \
+            ptype##_accumulate(s, &s->buckets[i], &s->flags[i], \
+                               (const ptype##_affine *)&s->overflow[i]); \
+    ptype##_batch_add(s); \
+} \
+\
+/* sum_j (j + 1) buckets[j], the buckets affine. In RUNS runs of L consecutive \
+ * buckets side by side, each run's additions in one batch: run r's partial sum P_r \
+ * and running sum S_r = sum_i (i + 1) buckets[rL + i], then \
+ * S_r + rL P_r summed as sum_r S_r + L sum_r r P_r. */ \
+static void ptype##_sum_buckets(ptype##xyzz *out, ptype##_tile_scratch *s, \
+                                size_t nbuckets) \
+{ \
+    ptype##_affine *partial = s->runs, *running = s->runs + RUNS; \
+    byte *partial_flags = s->flags + nbuckets, *running_flags = partial_flags + RUNS; \
+    ptype##xyzz acc, weighted; \
+    size_t i, r, len; \
+\
+    vec_zero(out, sizeof(*out)); \
+    if (nbuckets < 2 * RUNS) { \
+        vec_zero(&acc, sizeof(acc)); \
+        for (i = nbuckets; i--;) { \
+            if (s->flags[i] & OCCUPIED) \
+                ptype##xyzz_dadd_affine(&acc, &acc, &s->buckets[i], 0); \
+            ptype##xyzz_dadd(out, out, &acc); \
+        } \
+        return; \
+    } \
+    len = nbuckets / RUNS; \
+    vec_zero(partial_flags, 2 * RUNS); \
+    for (i = len; i--;) { \
+        for (r = 0; r < RUNS; r++) \
+            if (s->flags[r * len + i] & OCCUPIED) \
+                ptype##_accumulate(s, &partial[r], &partial_flags[r], \
+                                   &s->buckets[r * len + i]); \
+        ptype##_batch_add(s); \
+        for (r = 0; r < RUNS; r++) \
+            if (partial_flags[r] & OCCUPIED) \
+                ptype##_accumulate(s, &running[r], &running_flags[r], &partial[r]); \
+        ptype##_batch_add(s); \
+    } \
+    vec_zero(&acc, sizeof(acc)); \
+    vec_zero(&weighted, sizeof(weighted)); \
+    for (r = RUNS; --r;) {                      /* sum_r r P_r */ \
+        if (partial_flags[r] & OCCUPIED) \
+            ptype##xyzz_dadd_affine(&acc, &acc, &partial[r], 0); \
+        ptype##xyzz_dadd(&weighted, &weighted, &acc); \
+    } \
+    for (; len > 1; len >>= 1)                  /* times L, a power of two */ \
+        ptype##xyzz_dadd(&weighted, &weighted, &weighted); \
+    for (r = 0; r < RUNS; r++) \
+        if (running_flags[r] & OCCUPIED) \
+            ptype##xyzz_dadd_affine(&weighted, &weighted, &running[r], 0); \
+    vec_copy(out, &weighted, sizeof(*out)); \
 } \
 \
 size_t name##s_tile_batch_affine_scratch_sizeof(size_t window) \
@@ -110,13 +284,13 @@ size_t name##s_tile_batch_affine_scratch_sizeof(size_t window) \
 } \
 \
 void name##s_tile_batch_affine(ptype *ret, const ptype##_affine points[], \
-                                 size_t npoints, const byte scalars[], size_t nbits, \
-                                 void *scratch, size_t bit0, size_t window) \
+                               size_t npoints, const byte scalars[], size_t nbits, \
+                               void *scratch, size_t bit0, size_t window) \
 { \
     ptype##_tile_scratch s; \
     tile_offsets o; \
-    ptype##xyzz acc, sum; \
-    size_t wbits, cbits, nbuckets, nbytes = (nbits + 7) / 8, i, n = 0, z; \
+    ptype##xyzz sum; \
+    size_t wbits, cbits, nbuckets, nbytes = (nbits + 7) / 8, i, j, z; \
     limb_t wmask, wval, wnxt = 0, cmask; \
 \
     /* The window's bits and digits as blst's tile takes them: the top window, cut \
@@ -131,7 +305,9 @@ void name##s_tile_batch_affine(ptype *ret, const ptype##_affine points[], \
     s.batch = (batch_entry *)((byte *)scratch + o.batch); \
     s.dx = (vec##bits *)((byte *)scratch + o.dx); \
     s.prefix = (vec##bits *)((byte *)scratch + o.prefix); \
+    s.runs = (ptype##_affine *)((byte *)scratch + o.runs); \
     s.flags = (byte *)scratch + o.flags; \
+    s.queued = 0; \
     nbuckets = (size_t)1 << (cbits - 1); \
     vec_zero(s.flags, nbuckets); \
     cmask = ((limb_t)1 << cbits) - 1; \
@@ -165,23 +341,14 @@ void name##s_tile_batch_affine(ptype *ret, const ptype##_affine points[], \
             s.flags[idx] |= OCCUPIED; \
             continue; \
         } \
-        if (!(s.flags[idx] & PENDING)) { \
-            sub_##field(s.dx[n], p->X, b->X); \
-            if (!vec_is_zero(s.dx[n], sizeof(s.dx[n]))) { \
-                if (n) \
-                    mul_##field(s.prefix[n], s.prefix[n - 1], s.dx[n]); \
-                else \
-                    vec_copy(s.prefix[0], s.dx[0], sizeof(s.dx[0])); \
-                s.batch[n].point = p; \
-                s.batch[n].bucket = idx; \
-                s.batch[n].negate = negate; \
-                s.flags[idx] |= PENDING; \
-                if (++n == BATCH) { \
-                    ptype##_flush_batch(&s, n); \
-                    n = 0; \
-                } \
-                continue; \
+        if (!(s.flags[idx] & PENDING) && ptype##_batch_push(&s, b, p, negate)) { \
+            s.flags[idx] |= PENDING; \
+            if (s.queued == BATCH) { \
+                for (j = 0; j < BATCH; j++) \
+                    s.flags[(ptype##_affine *)s.batch[j].dst - s.buckets] &= ~PENDING; \
+                ptype##_batch_add(&s); \
             } \
+            continue; \
         } \
         if (!(s.flags[idx] & OVERFLOWED)) { \
             vec_zero(&s.overflow[idx], sizeof(s.overflow[idx])); \
@@ -189,18 +356,9 @@ void name##s_tile_batch_affine(ptype *ret, const ptype##_affine points[], \
         } \
         ptype##xyzz_dadd_affine(&s.overflow[idx], &s.overflow[idx], p, negate); \
     } \
-    ptype##_flush_batch(&s, n); \
-\
-    /* sum_j (j + 1) bucket_j, by running sums from the top bucket down. */ \
-    vec_zero(&acc, sizeof(acc)); \
-    vec_zero(&sum, sizeof(sum)); \
-    for (i = nbuckets; i--;) { \
-        if (s.flags[i] & OCCUPIED) \
-            ptype##xyzz_dadd_affine(&acc, &acc, &s.buckets[i], 0); \
-        if (s.flags[i] & OVERFLOWED) \
-            ptype##xyzz_dadd(&acc, &acc, &s.overflow[i]); \
-        ptype##xyzz_dadd(&sum, &sum, &acc); \
-    } \
+    ptype##_batch_add(&s); \
+    ptype##_fold_overflow(&s, nbuckets); \
+    ptype##_sum_buckets(&sum, &s, nbuckets); \
     ptype##xyzz_to_Jacobian(ret, &sum); \
 }
 
