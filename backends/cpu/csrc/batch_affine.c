@@ -8,11 +8,17 @@
  * it calls the same assembly blst's own tiles do; its contract is blst's
  * blst_p1s_tile_pippenger's for one contiguous array of points and one of scalars.
  *
- * A point that cannot join the current batch (its bucket already has an addition in it,
- * or its x equals the bucket's: a doubling or a cancellation) goes to that bucket's XYZZ
- * overflow instead, so no input degrades the batches into single inversions; the bucket's
- * value is its affine part plus its overflow.
+ * A point whose bucket already has an addition in the current batch goes to that
+ * bucket's XYZZ overflow instead, so no input degrades the batches into single
+ * inversions; the overflows are folded into the affine buckets at the end. A doubling
+ * joins a batch with its own numerator and denominator; a cancellation empties the
+ * bucket. The buckets are then summed as running sums side by side, whose additions
+ * are batched too.
+ *
+ * Windows of 1 to 25 bits (blst's digit reader's limit); the caller checks.
  */
+
+#include <string.h>
 
 #include "fields.h"
 #include "point.h"
@@ -39,11 +45,12 @@ typedef struct {
     size_t overflow, batch, dx, prefix, runs, flags, size;
 } tile_offsets;
 
-/* One queued addition, dst += (-1)^negate src, on affine points. */
+/* One queued addition, dst += (-1)^negate src, on affine points; a doubling where
+ * the two are equal. */
 typedef struct {
     void *dst;
     const void *src;
-    limb_t negate;
+    limb_t negate, doubling;
 } batch_entry;
 
 #define BATCH_AFFINE_TILE_IMPL(name, ptype, bits, field, one, inverse) \
@@ -79,8 +86,9 @@ static tile_offsets ptype##_tile_offsets(size_t window) \
     return o; \
 } \
 \
-/* Carries out the queued additions: one inversion of the product of their x \
- * differences, then back through the prefix products for each one's inverse. */ \
+/* Carries out the queued additions: one inversion of the product of their \
+ * denominators (x2 - x1, or 2y for a doubling), then back through the prefix \
+ * products for each one's inverse. */ \
 static void ptype##_batch_add(ptype##_tile_scratch *s) \
 { \
     vec##bits inv, dx_inv, lambda, t; \
@@ -100,12 +108,17 @@ static void ptype##_batch_add(ptype##_tile_scratch *s) \
         } else { \
             vec_copy(dx_inv, inv, sizeof(inv)); \
         } \
-        cneg_##field(t, p->Y, e->negate); \
-        sub_##field(t, t, b->Y);                /* y2 - y1 */ \
-        mul_##field(lambda, t, dx_inv);         /* λ = (y2 - y1)/(x2 - x1) */ \
+        if (e->doubling) { \
+            sqr_##field(t, b->X); \
+            mul_by_3_##field(t, t);             /* 3x² */ \
+        } else { \
+            cneg_##field(t, p->Y, e->negate); \
+            sub_##field(t, t, b->Y);            /* y2 - y1 */ \
+        } \
+        mul_##field(lambda, t, dx_inv);         /* λ = (y2 - y1)/(x2 - x1), 3x²/2y */ \
         sqr_##field(t, lambda); \
         sub_##field(t, t, b->X); \
-        sub_##field(t, t, p->X);                /* x3 = λ² - x1 - x2 */ \
+        sub_##field(t, t, p->X);                /* x3 = λ² - x1 - x2, x2 = x1 */ \
         sub_##field(b->X, b->X, t); \
         mul_##field(b->X, b->X, lambda); \
         sub_##field(b->Y, b->X, b->Y);          /* y3 = λ(x1 - x3) - y1 */ \
@@ -114,16 +127,25 @@ static void ptype##_batch_add(ptype##_tile_scratch *s) \
     s->queued = 0; \
 } \
 \
-/* Queues dst += (-1)^negate src, unless their x are equal: then it returns 0 and \
- * queues nothing. The caller keeps each dst to one queued addition. */ \
+/* Queues dst += (-1)^negate src, or returns 0 and queues nothing where the sum is \
+ * the identity (src = -dst; or a doubling of y = 0, which no point of the curve has). \
+ * The caller keeps each dst to one queued addition, and src off the queued dsts. */ \
 static bool_t ptype##_batch_push(ptype##_tile_scratch *s, ptype##_affine *dst, \
                                  const ptype##_affine *src, limb_t negate) \
 { \
     size_t n = s->queued; \
+    limb_t doubling = 0; \
 \
     sub_##field(s->dx[n], src->X, dst->X); \
-    if (vec_is_zero(s->dx[n], sizeof(s->dx[n]))) \
-        return 0; \
+    if (vec_is_zero(s->dx[n], sizeof(s->dx[n]))) { \
+        vec##bits y; \
+\
+        cneg_##field(y, src->Y, negate); \
+        if (!vec_is_equal(y, dst->Y, sizeof(y)) || vec_is_zero(y, sizeof(y))) \
+            return 0; \
+        add_##field(s->dx[n], y, y);            /* 2y */ \
+        doubling = 1; \
+    } \
     if (n) \
         mul_##field(s->prefix[n], s->prefix[n - 1], s->dx[n]); \
     else \
@@ -131,36 +153,9 @@ static bool_t ptype##_batch_push(ptype##_tile_scratch *s, ptype##_affine *dst, \
     s->batch[n].dst = dst; \
     s->batch[n].src = src; \
     s->batch[n].negate = negate; \
+    s->batch[n].doubling = doubling; \
     s->queued = n + 1; \
     return 1; \
-} \
-\
-/* XYZZ to affine with an inversion of its own; 0 for the identity. */ \
-static bool_t ptype##_xyzz_to_affine(ptype##_affine *out, const ptype##xyzz *in) \
-{ \
-    vec##bits inv, zz_inv; \
-\
-    if (vec_is_zero(in->ZZZ, 2 * sizeof(in->ZZZ))) \
-        return 0; \
-    inverse(inv, in->ZZZ);                      /* 1/Z³ */ \
-    mul_##field(zz_inv, in->ZZ, inv); \
-    sqr_##field(zz_inv, zz_inv);                /* (Z²/Z³)² = 1/Z² */ \
-    mul_##field(out->X, in->X, zz_inv); \
-    mul_##field(out->Y, in->Y, inv); \
-    return 1; \
-} \
-\
-/* dst += src for x that the batches refuse (equal x: a doubling or the identity), \
- * through XYZZ; returns 0 where the sum is the identity. */ \
-static bool_t ptype##_add_equal_x(ptype##_affine *dst, const ptype##_affine *src) \
-{ \
-    ptype##xyzz t; \
-\
-    vec_copy(t.X, dst->X, 2 * sizeof(t.X)); \
-    vec_copy(t.ZZZ, one, sizeof(t.ZZZ)); \
-    vec_copy(t.ZZ, one, sizeof(t.ZZ)); \
-    ptype##xyzz_dadd_affine(&t, &t, src, 0); \
-    return ptype##_xyzz_to_affine(dst, &t); \
 } \
 \
 /* *dst (occupied or not, by its flag) += src, queued when it can be. The caller \
@@ -171,8 +166,8 @@ static void ptype##_accumulate(ptype##_tile_scratch *s, ptype##_affine *dst, byt
     if (!(*flag & OCCUPIED)) { \
         vec_copy(dst, src, sizeof(*dst)); \
         *flag |= OCCUPIED; \
-    } else if (!ptype##_batch_push(s, dst, src, 0) && !ptype##_add_equal_x(dst, src)) { \
-        *flag &= ~OCCUPIED; \
+    } else if (!ptype##_batch_push(s, dst, src, 0)) { \
+        *flag &= ~OCCUPIED;                     /* dst + src = identity */ \
     } \
     if (s->queued == BATCH) \
         ptype##_batch_add(s); \
@@ -221,7 +216,7 @@ static void ptype##_fold_overflow(ptype##_tile_scratch *s, size_t nbuckets) \
             mul_##field(o->Y, o->Y, zzz_inv); \
         } \
     } \
-    for (i = 0; i < nbuckets; i++) \
+    for (i = 0; i < nbuckets; i++)              /* X, Y lead the XYZZ struct */ \
         if (s->flags[i] & OVERFLOWED) \
             ptype##_accumulate(s, &s->buckets[i], &s->flags[i], \
                                (const ptype##_affine *)&s->overflow[i]); \
@@ -251,7 +246,7 @@ static void ptype##_sum_buckets(ptype##xyzz *out, ptype##_tile_scratch *s, \
         return; \
     } \
     len = nbuckets / RUNS; \
-    vec_zero(partial_flags, 2 * RUNS); \
+    memset(partial_flags, 0, 2 * RUNS); \
     for (i = len; i--;) { \
         for (r = 0; r < RUNS; r++) \
             if (s->flags[r * len + i] & OCCUPIED) \
@@ -309,7 +304,7 @@ void name##s_tile_batch_affine(ptype *ret, const ptype##_affine points[], \
     s.flags = (byte *)scratch + o.flags; \
     s.queued = 0; \
     nbuckets = (size_t)1 << (cbits - 1); \
-    vec_zero(s.flags, nbuckets); \
+    memset(s.flags, 0, nbuckets); \
     cmask = ((limb_t)1 << cbits) - 1; \
     wmask = ((limb_t)1 << (wbits + 1)) - 1; \
     z = is_zero(bit0); \
@@ -341,7 +336,11 @@ void name##s_tile_batch_affine(ptype *ret, const ptype##_affine points[], \
             s.flags[idx] |= OCCUPIED; \
             continue; \
         } \
-        if (!(s.flags[idx] & PENDING) && ptype##_batch_push(&s, b, p, negate)) { \
+        if (!(s.flags[idx] & PENDING)) { \
+            if (!ptype##_batch_push(&s, b, p, negate)) { \
+                s.flags[idx] &= ~OCCUPIED;      /* b + p = identity */ \
+                continue; \
+            } \
             s.flags[idx] |= PENDING; \
             if (s.queued == BATCH) { \
                 for (j = 0; j < BATCH; j++) \

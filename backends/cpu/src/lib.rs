@@ -1,8 +1,9 @@
 //! Bellhop's CPU backend.
 //!
-//! - MSM on G1 and G2: blst's Pippenger (the same core blstrs uses), its windows split
-//!   across this backend's own rayon pool (and the points too when there are more threads
-//!   than windows), each window's sum then shifted into place.
+//! - MSM on G1 and G2: Pippenger, its windows split across this backend's own rayon pool
+//!   (and the points too when there are more threads than windows), each window's buckets
+//!   filled by batch-affine additions (C over blst's field arithmetic, `csrc/`), each
+//!   window's sum then shifted into place; blst's own Pippenger below 1,024 points.
 //! - NTTs over Fr: an in-place radix-2 transform with cached twiddle tables, parallel
 //!   across blocks or, in the last stages, within them.
 //! - `compute_h`: the whole FFT part of Groth16 with the scalings fused into single passes.

@@ -16,6 +16,13 @@ const MIN_CHUNK: usize = 1 << 10;
 /// The bit length of Fr's modulus: scalars are canonical and below it.
 const SCALAR_BITS: usize = 255;
 
+/// Pippenger's windows of `window` bits over the scalars: one past the top bit too,
+/// where the top window's Booth digit carries (a tile of no bits but that carry when
+/// `window` divides the scalars' bits).
+fn windows(window: usize) -> usize {
+    SCALAR_BITS / window + 1
+}
+
 extern "C" {
     /// One window of Pippenger (blst's `blst_p1s_tile_pippenger` contract, contiguous
     /// arrays) with batch-affine buckets; `scratch` holds `..._scratch_sizeof(window)` bytes.
@@ -112,7 +119,7 @@ macro_rules! pippenger_curve {
 
             fn tile(points: &[$affine], scalars: &[blst_scalar], bit0: usize, window: usize) -> $point {
                 debug_assert!(!points.is_empty() && points.len() == scalars.len());
-                debug_assert!((1..=20).contains(&window) && bit0 < SCALAR_BITS);
+                debug_assert!((1..=20).contains(&window) && bit0 <= SCALAR_BITS);
                 let mut out = <$point>::default();
                 // SAFETY: the tile reads `points.len()` affine points and as many 32-byte
                 // scalars (`blst_scalar` is `[u8; 32]`) from the two slices, which outlive
@@ -179,7 +186,7 @@ fn plan(n: usize, threads: usize) -> (usize, usize) {
     let threads = threads.max(1);
     let mut best = (usize::MAX, 1, 1);
     for window in 4..=20usize {
-        let windows = SCALAR_BITS.div_ceil(window);
+        let windows = windows(window);
         let chunks = threads.div_ceil(windows).min(n.div_ceil(MIN_CHUNK)).max(1);
         let tiles_per_thread = (windows * chunks).div_ceil(threads);
         let cost = tiles_per_thread * (n.div_ceil(chunks) + (1 << window));
@@ -205,9 +212,19 @@ pub(crate) fn msm<C: PippengerCurve>(points: &[C::Affine], scalars: &[Fr], threa
         return C::pippenger(points, &scalars);
     }
     let (window, chunks) = plan(n, threads);
-    let chunk = n.div_ceil(chunks);
-    let windows = SCALAR_BITS.div_ceil(window);
-    let sums: Vec<C::Point> = (0..windows)
+    windowed::<C>(points, &scalars, window, chunks)
+}
+
+/// `sum_i scalars[i] * points[i]` by Pippenger's windows of `window` bits, each window's
+/// points in `chunks`, as tiles in parallel; lengths equal and > 0.
+fn windowed<C: PippengerCurve>(
+    points: &[C::Affine],
+    scalars: &[blst_scalar],
+    window: usize,
+    chunks: usize,
+) -> C::Point {
+    let chunk = points.len().div_ceil(chunks);
+    let sums: Vec<C::Point> = (0..windows(window))
         .into_par_iter()
         .map(|w| {
             points
@@ -308,7 +325,7 @@ mod tests {
 
                 fn assert_tiles_match(points: &[$affine], scalars: &[blst_scalar], case: &str) {
                     for window in [4, 9, 13] {
-                        for bit0 in (0..SCALAR_BITS).step_by(window) {
+                        for bit0 in (0..=SCALAR_BITS).step_by(window) {
                             let ours = $curve::tile(points, scalars, bit0, window);
                             let theirs = blst_tile(points, scalars, bit0, window);
                             // SAFETY: both pointers are to valid, initialised points.
@@ -322,6 +339,28 @@ mod tests {
                 fn batch_affine_tiles_are_blsts_on_random_inputs() {
                     let points = points((1..=1500).map(|k| k * 7919 + 3));
                     assert_tiles_match(&points, &scalars(points.len(), 1), "random");
+                    // Each scalar three times in a row: the third finds its bucket's addition
+                    // queued, so hundreds of buckets overflow and are folded back in batches.
+                    let thrice: Vec<blst_scalar> =
+                        scalars(points.len() / 3, 6).into_iter().flat_map(|s| [s.clone(), s.clone(), s]).collect();
+                    assert_tiles_match(&points, &thrice, "each scalar thrice");
+                }
+
+                #[test]
+                fn windowed_msm_is_blsts_pippenger_for_every_window() {
+                    // Windows 5, 15 and 17 divide the scalars' 255 bits: the carry out of
+                    // the top window then needs a tile of its own.
+                    let points = points((1..=1100).map(|k| k * 104_729 + 11));
+                    let scalars = scalars(points.len(), 5);
+                    let expected = $curve::pippenger(&points, &scalars);
+                    for window in [4, 5, 9, 13, 15, 16, 17] {
+                        for chunks in [1, 3] {
+                            let ours = windowed::<$curve>(&points, &scalars, window, chunks);
+                            // SAFETY: both pointers are to valid, initialised points.
+                            let equal = unsafe { $eq(&ours, &expected) };
+                            assert!(equal, "window {window}, {chunks} chunks: differs from blst's Pippenger");
+                        }
+                    }
                 }
 
                 #[test]
@@ -379,7 +418,7 @@ mod tests {
         assert!((12..=16).contains(&window), "window {window}");
         // Many threads over many points: the points are split too.
         let (window, chunks) = plan(1 << 20, 64);
-        assert!(chunks > 1 && SCALAR_BITS.div_ceil(window) * chunks >= 64, "window {window}, chunks {chunks}");
+        assert!(chunks > 1 && windows(window) * chunks >= 64, "window {window}, chunks {chunks}");
         // Never chunks below the smallest worth splitting.
         assert_eq!(plan(MIN_CHUNK, 64).1, 1);
     }
