@@ -86,28 +86,62 @@ static tile_offsets ptype##_tile_offsets(size_t window) \
     return o; \
 } \
 \
-/* Carries out the queued additions: one inversion of the product of their \
- * denominators (x2 - x1, or 2y for a doubling), then back through the prefix \
- * products for each one's inverse. */ \
+/* The scratch's parts in |scratch|, for a tile of |window| bits. */ \
+static ptype##_tile_scratch ptype##_tile_scratch_at(void *scratch, size_t window) \
+{ \
+    tile_offsets o = ptype##_tile_offsets(window); \
+    ptype##_tile_scratch s; \
+\
+    s.buckets = (ptype##_affine *)scratch; \
+    s.overflow = (ptype##xyzz *)((byte *)scratch + o.overflow); \
+    s.batch = (batch_entry *)((byte *)scratch + o.batch); \
+    s.dx = (vec##bits *)((byte *)scratch + o.dx); \
+    s.prefix = (vec##bits *)((byte *)scratch + o.prefix); \
+    s.runs = (ptype##_affine *)((byte *)scratch + o.runs); \
+    s.flags = (byte *)scratch + o.flags; \
+    s.queued = 0; \
+    return s; \
+} \
+\
+/* prefix[n] = dx[0] dx[1] ... dx[n], after dx[n] is set. */ \
+static void ptype##_extend_prefix(ptype##_tile_scratch *s, size_t n) \
+{ \
+    if (n) \
+        mul_##field(s->prefix[n], s->prefix[n - 1], s->dx[n]); \
+    else \
+        vec_copy(s->prefix[0], s->dx[0], sizeof(s->dx[0])); \
+} \
+\
+/* dx[k] = 1/dx[k] for k < n (n > 0, none zero) with one inversion (Montgomery's \
+ * trick): of the whole product, then back through the prefix products. */ \
+static void ptype##_invert_batch(ptype##_tile_scratch *s, size_t n) \
+{ \
+    vec##bits inv, t; \
+\
+    inverse(inv, s->prefix[n - 1]); \
+    while (--n) { \
+        mul_##field(t, inv, s->prefix[n - 1]);  /* 1/dx[n] */ \
+        mul_##field(inv, inv, s->dx[n]);        /* 1/(dx[0] ... dx[n - 1]) */ \
+        vec_copy(s->dx[n], t, sizeof(t)); \
+    } \
+    vec_copy(s->dx[0], inv, sizeof(inv)); \
+} \
+\
+/* Carries out the queued additions, their denominators (x2 - x1, or 2y for a \
+ * doubling) inverted in one batch. */ \
 static void ptype##_batch_add(ptype##_tile_scratch *s) \
 { \
-    vec##bits inv, dx_inv, lambda, t; \
+    vec##bits lambda, t; \
     size_t n = s->queued; \
 \
     if (n == 0) \
         return; \
-    inverse(inv, s->prefix[n - 1]); \
+    ptype##_invert_batch(s, n); \
     while (n--) { \
         const batch_entry *e = &s->batch[n]; \
         const ptype##_affine *p = e->src; \
         ptype##_affine *b = e->dst; \
 \
-        if (n) { \
-            mul_##field(dx_inv, inv, s->prefix[n - 1]); \
-            mul_##field(inv, inv, s->dx[n]); \
-        } else { \
-            vec_copy(dx_inv, inv, sizeof(inv)); \
-        } \
         if (e->doubling) { \
             sqr_##field(t, b->X); \
             mul_by_3_##field(t, t);             /* 3x² */ \
@@ -115,7 +149,7 @@ static void ptype##_batch_add(ptype##_tile_scratch *s) \
             cneg_##field(t, p->Y, e->negate); \
             sub_##field(t, t, b->Y);            /* y2 - y1 */ \
         } \
-        mul_##field(lambda, t, dx_inv);         /* λ = (y2 - y1)/(x2 - x1), 3x²/2y */ \
+        mul_##field(lambda, t, s->dx[n]);       /* λ = (y2 - y1)/(x2 - x1), 3x²/2y */ \
         sqr_##field(t, lambda); \
         sub_##field(t, t, b->X); \
         sub_##field(t, t, p->X);                /* x3 = λ² - x1 - x2, x2 = x1 */ \
@@ -146,10 +180,7 @@ static bool_t ptype##_batch_push(ptype##_tile_scratch *s, ptype##_affine *dst, \
         add_##field(s->dx[n], y, y);            /* 2y */ \
         doubling = 1; \
     } \
-    if (n) \
-        mul_##field(s->prefix[n], s->prefix[n - 1], s->dx[n]); \
-    else \
-        vec_copy(s->prefix[0], s->dx[0], sizeof(s->dx[0])); \
+    ptype##_extend_prefix(s, n); \
     s->batch[n].dst = dst; \
     s->batch[n].src = src; \
     s->batch[n].negate = negate; \
@@ -178,7 +209,7 @@ static void ptype##_accumulate(ptype##_tile_scratch *s, ptype##_affine *dst, byt
 static void ptype##_fold_overflow(ptype##_tile_scratch *s, size_t nbuckets) \
 { \
     size_t i, j, n; \
-    vec##bits inv, zz_inv; \
+    vec##bits zz_inv; \
 \
     for (i = 0; i < nbuckets;) { \
         for (n = 0; i < nbuckets && n < BATCH; i++) { \
@@ -190,30 +221,20 @@ static void ptype##_fold_overflow(ptype##_tile_scratch *s, size_t nbuckets) \
                 s->flags[i] &= ~OVERFLOWED; \
                 continue; \
             } \
-            s->batch[n].dst = o; \
-            if (n) \
-                mul_##field(s->prefix[n], s->prefix[n - 1], o->ZZZ); \
-            else \
-                vec_copy(s->prefix[0], o->ZZZ, sizeof(o->ZZZ)); \
-            n++; \
+            vec_copy(s->dx[n], o->ZZZ, sizeof(o->ZZZ)); \
+            ptype##_extend_prefix(s, n); \
+            s->batch[n++].dst = o; \
         } \
         if (n == 0) \
             break; \
-        inverse(inv, s->prefix[n - 1]); \
-        for (j = n; j--;) { \
+        ptype##_invert_batch(s, n); \
+        for (j = 0; j < n; j++) { \
             ptype##xyzz *o = s->batch[j].dst; \
-            vec##bits zzz_inv; \
 \
-            if (j) { \
-                mul_##field(zzz_inv, inv, s->prefix[j - 1]); \
-                mul_##field(inv, inv, o->ZZZ); \
-            } else { \
-                vec_copy(zzz_inv, inv, sizeof(inv)); \
-            } \
-            mul_##field(zz_inv, o->ZZ, zzz_inv); \
-            sqr_##field(zz_inv, zz_inv); \
+            mul_##field(zz_inv, o->ZZ, s->dx[j]); \
+            sqr_##field(zz_inv, zz_inv);        /* (Z²/Z³)² = 1/Z² */ \
             mul_##field(o->X, o->X, zz_inv); \
-            mul_##field(o->Y, o->Y, zzz_inv); \
+            mul_##field(o->Y, o->Y, s->dx[j]);  /* times 1/Z³ */ \
         } \
     } \
     for (i = 0; i < nbuckets; i++)              /* X, Y lead the XYZZ struct */ \
@@ -282,8 +303,7 @@ void name##s_tile_batch_affine(ptype *ret, const ptype##_affine points[], \
                                size_t npoints, const byte scalars[], size_t nbits, \
                                void *scratch, size_t bit0, size_t window) \
 { \
-    ptype##_tile_scratch s; \
-    tile_offsets o; \
+    ptype##_tile_scratch s = ptype##_tile_scratch_at(scratch, window); \
     ptype##xyzz sum; \
     size_t wbits, cbits, nbuckets, nbytes = (nbits + 7) / 8, i, j, z; \
     limb_t wmask, wval, wnxt = 0, cmask; \
@@ -294,15 +314,6 @@ void name##s_tile_batch_affine(ptype *ret, const ptype##_affine points[], \
         wbits = nbits - bit0, cbits = wbits + 1; \
     else \
         wbits = cbits = window; \
-    o = ptype##_tile_offsets(window); \
-    s.buckets = (ptype##_affine *)scratch; \
-    s.overflow = (ptype##xyzz *)((byte *)scratch + o.overflow); \
-    s.batch = (batch_entry *)((byte *)scratch + o.batch); \
-    s.dx = (vec##bits *)((byte *)scratch + o.dx); \
-    s.prefix = (vec##bits *)((byte *)scratch + o.prefix); \
-    s.runs = (ptype##_affine *)((byte *)scratch + o.runs); \
-    s.flags = (byte *)scratch + o.flags; \
-    s.queued = 0; \
     nbuckets = (size_t)1 << (cbits - 1); \
     memset(s.flags, 0, nbuckets); \
     cmask = ((limb_t)1 << cbits) - 1; \
