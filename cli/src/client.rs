@@ -259,4 +259,14 @@ fn print_status(status: &pb::GetStatusResponse) {
     for queue in &status.queues {
         println!("queue {}: {} pending, {} in progress", queue.proof_kind, queue.pending, queue.in_progress);
     }
+    for job in &status.running_jobs {
+        println!(
+            "job {} ({}): {} of {} partitions proved, {:.1} s",
+            job.job_id,
+            job.proof_kind,
+            job.partitions_done,
+            job.partitions_total,
+            job.elapsed_ms as f64 / 1000.0
+        );
+    }
 }

@@ -90,7 +90,9 @@ impl Priority {
 /// A request to prove every partition of a circuit's input.
 #[derive(Clone, Debug)]
 pub struct JobRequest {
-    /// The caller's id for the job (idempotency key); `None` or empty: the engine makes one.
+    /// The caller's id for the job; `None` or empty: the engine makes one. With the same
+    /// payload it names the same job while that runs or once it completed; another payload
+    /// under it is another job.
     pub request_id: Option<String>,
     /// The circuit.
     pub circuit: CircuitSpec,
@@ -162,16 +164,23 @@ impl Outcome {
     }
 }
 
+/// One job, whatever ids it shares with others: what [`crate::Engine::wait_for`] waits on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct JobHandle(pub(crate) u64);
+
 /// What `submit` answers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Submitted {
-    /// The job's id.
+    /// The job's id: the request id, unless a job with another payload holds that (then
+    /// the request id with a digest of this payload, `ID~1a2b3c4d`).
     pub job_id: String,
+    /// The job itself.
+    pub handle: JobHandle,
     /// Jobs that will be served before it (0: next).
     pub queue_position: u32,
     /// The device that will prove it, if that is decided (one device: always).
     pub assigned_device: Option<u32>,
-    /// Whether the id named a job submitted before with the same payload (no new job).
+    /// Whether the request id and payload named a job running or completed (no new job).
     pub existing: bool,
 }
 
@@ -187,9 +196,6 @@ pub enum Waited {
 /// Why the engine refused a request (a job, a preload).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum Refused {
-    /// The id names another job with a different payload.
-    #[error("request id `{0}` is taken by another job with a different payload; use a new id")]
-    AlreadyExists(String),
     /// The circuit's parameter file is not there.
     #[error("the parameters of {circuit} are missing: {path} does not exist; {how}")]
     MissingParams {

@@ -22,7 +22,11 @@ use crate::{Outcome, Priority, Timings};
 /// A job as it was accepted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Accepted {
+    /// The job's id.
     pub(crate) id: String,
+    /// The request id it was submitted under, where that is not its id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) request_id: Option<String>,
     pub(crate) circuit: String,
     pub(crate) partitions: usize,
     pub(crate) priority: Priority,
@@ -229,6 +233,7 @@ mod tests {
     fn accepted(id: &str) -> Accepted {
         Accepted {
             id: id.into(),
+            request_id: None,
             circuit: "chain:1024".into(),
             partitions: 2,
             priority: Priority::Normal,

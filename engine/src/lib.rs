@@ -36,7 +36,9 @@ use bellhop_host::{
 use serde::Serialize;
 use tokio::sync::watch;
 
-pub use job::{Cancelled, JobKind, JobRequest, NotFound, Outcome, Priority, Refused, Submitted, Timings, Waited};
+pub use job::{
+    Cancelled, JobHandle, JobKind, JobRequest, NotFound, Outcome, Priority, Refused, Submitted, Timings, Waited,
+};
 pub use params::{InUse, ParamStatus};
 
 use crate::{
@@ -87,6 +89,8 @@ pub struct Status {
     pub memory: MemoryStatus,
     /// Jobs per kind.
     pub queues: Vec<QueueStatus>,
+    /// The jobs started and not ended, highest ranked first.
+    pub running: Vec<RunningJob>,
     /// Jobs completed since start.
     pub completed: u64,
     /// Jobs failed since start.
@@ -138,6 +142,21 @@ pub struct MemoryStatus {
     pub peak_rss_bytes: u64,
 }
 
+/// A job started and not ended.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunningJob {
+    /// Its id.
+    pub job_id: String,
+    /// Its kind.
+    pub kind: JobKind,
+    /// Partitions proved.
+    pub partitions_done: usize,
+    /// Partitions in all.
+    pub partitions: usize,
+    /// Since its first partition started.
+    pub elapsed_seconds: f64,
+}
+
 /// Jobs of one kind.
 #[derive(Clone, Debug, Serialize)]
 pub struct QueueStatus {
@@ -166,6 +185,27 @@ fn new_job_id() -> String {
     let bits: u128 = rand::random();
     let hex = format!("{bits:032x}");
     format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The id of a new job for `request_id` and `digest`: the request id itself unless a job
+/// not ended holds it, else the request id with as much of the digest as makes it free.
+fn free_job_id(state: &scheduler::State, request_id: &Arc<str>, digest: &[u8; 32]) -> Arc<str> {
+    let free = |id: &str| state.job_named(id).is_none_or(|job| job.ended.is_some());
+    if free(request_id) {
+        return Arc::clone(request_id);
+    }
+    [4, 8, 32]
+        .into_iter()
+        .map(|bytes| format!("{request_id}~{}", hex(&digest[..bytes])))
+        .find(|id| free(id))
+        // Only a job of this very request id and digest could hold the last one, and that
+        // one is answered again or has ended.
+        .unwrap_or_else(|| format!("{request_id}~{}", hex(digest)))
+        .into()
 }
 
 /// A `/proc` field in kB, in bytes (0 where unknown).
@@ -207,9 +247,18 @@ impl Engine {
         let state_dir = &config.daemon.state_dir;
         let (journal, recovered, damaged) = Journal::open(state_dir, config.daemon.keep_results)
             .with_context(|| format!("opening the journal in [daemon] state_dir {}", state_dir.display()))?;
+        let described: Vec<String> = devices
+            .iter()
+            .map(|d| match &d.backend {
+                Ok(_) => format!("{} {} ({}, {} MiB)", d.ordinal, d.name, d.backend_name, d.memory_bytes >> 20),
+                Err(why) => format!("{} down ({why})", d.ordinal),
+            })
+            .collect();
         tracing::info!(
-            "engine: strategy {strategy_name}; {} device(s); {} synthesis workers; memory budget {} MiB; journal {}",
-            devices.len(),
+            "engine: backend {}; strategy {strategy_name}; devices [{}]; {} synthesis workers; memory budget {} MiB; \
+             journal {}",
+            config.backend.plugin,
+            described.join("; "),
             config.daemon.synthesis_workers,
             budget.limit() >> 20,
             state_dir.display()
@@ -221,6 +270,8 @@ impl Engine {
                 stopping: false,
                 next_seq: 0,
                 jobs: HashMap::new(),
+                ids: HashMap::new(),
+                requests: HashMap::new(),
                 pending: BTreeSet::new(),
                 synthesizing: BTreeSet::new(),
                 ready: BTreeMap::new(),
@@ -266,8 +317,10 @@ impl Engine {
         Ok(Self { shared, workers: threads, journal })
     }
 
-    /// Queues every partition of `request`, once it is journaled. A request id that
-    /// names a job submitted before is that job if the payload is the same, an error if not.
+    /// Queues every partition of `request`, once it is journaled. A request id and payload
+    /// of a job that runs or completed is that job; after it failed or was cancelled they
+    /// make a new one. The same request id with another payload is another job (Curio sends
+    /// one id for every WindowPoSt partition of a deadline), with an id of its own.
     pub fn submit(&self, request: JobRequest) -> Result<Submitted, Refused> {
         let shared = &self.shared;
         if request.partitions == 0 {
@@ -282,26 +335,37 @@ impl Engine {
             return Err(Refused::ShuttingDown);
         }
         shared.sweep(&mut state);
-        let id: Arc<str> = match request.request_id.as_deref() {
+        let request_id: Arc<str> = match request.request_id.as_deref() {
             Some(id) if !id.is_empty() => id.into(),
             _ => new_job_id().into(),
         };
-        if let Some(job) = state.jobs.get(&id) {
-            if job.digest != digest {
-                return Err(Refused::AlreadyExists(id.to_string()));
-            }
+        let same = state.requests.get(&(Arc::clone(&request_id), digest)).and_then(|seq| state.jobs.get(seq));
+        if let Some(job) = same.filter(|job| job.answers_again()) {
             return Ok(Submitted {
-                job_id: id.to_string(),
+                job_id: job.id.to_string(),
+                handle: JobHandle(job.seq),
                 queue_position: state.queue_position(job),
                 assigned_device: shared.assigned_device(&state),
                 existing: true,
             });
         }
         params?;
+        let id = free_job_id(&state, &request_id, &digest);
+        if let Some(other) = state.job_named(&request_id).filter(|job| job.digest != digest) {
+            tracing::warn!(
+                request_id = %request_id,
+                "request id `{request_id}` already names job `{}` with payload digest {}; this payload (digest {}) \
+                 is another job, `{id}`",
+                other.id,
+                hex(&other.digest),
+                hex(&digest)
+            );
+        }
         let kind = JobKind::of(&request.circuit);
         let priority = request.priority.unwrap_or_else(|| Priority::default_for(kind));
         let accepted = Accepted {
             id: id.to_string(),
+            request_id: (request_id != id).then(|| request_id.to_string()),
             circuit: request.circuit.to_string(),
             partitions: request.partitions,
             priority,
@@ -316,14 +380,15 @@ impl Engine {
             .map_err(|e| Refused::Storage(e.to_string()))?;
         let seq = state.next_seq;
         state.next_seq += 1;
-        let entry = JobEntry::new(seq, request.circuit, priority, digest, request.input, request.partitions);
-        entry.queue(&id, &mut state.pending);
+        let entry = JobEntry::new(seq, &accepted, request.circuit, request.input);
+        entry.queue(&mut state.pending);
         let queue_position = state.queue_position(&entry);
         tracing::info!(job = %id, %kind, circuit = %entry.circuit, partitions = request.partitions, ?priority, "accepted");
-        state.jobs.insert(Arc::clone(&id), entry);
+        state.insert(entry);
         shared.work.notify_all();
         Ok(Submitted {
             job_id: id.to_string(),
+            handle: JobHandle(seq),
             queue_position,
             assigned_device: shared.assigned_device(&state),
             existing: false,
@@ -333,15 +398,28 @@ impl Engine {
     /// Waits until job `job_id` ends, or `timeout` passes (the job goes on).
     pub async fn wait(&self, job_id: &str, timeout: Option<Duration>) -> Result<Waited, NotFound> {
         let not_found = || NotFound(job_id.to_string());
-        let mut outcome = self.shared.lock().jobs.get(job_id).ok_or_else(not_found)?.outcome.subscribe();
+        let outcome = self.shared.lock().job_named(job_id).ok_or_else(not_found)?.outcome.subscribe();
+        Self::wait_on(outcome, timeout).await.ok_or_else(not_found)
+    }
+
+    /// Waits until the job `submit` answered with ends, or `timeout` passes (the job goes
+    /// on): that job, even if its id names another one by then.
+    pub async fn wait_for(&self, submitted: &Submitted, timeout: Option<Duration>) -> Result<Waited, NotFound> {
+        let not_found = || NotFound(submitted.job_id.clone());
+        let outcome = self.shared.lock().jobs.get(&submitted.handle.0).ok_or_else(not_found)?.outcome.subscribe();
+        Self::wait_on(outcome, timeout).await.ok_or_else(not_found)
+    }
+
+    /// The outcome `outcome` will carry, or a timeout; `None` if the job was dropped unended.
+    async fn wait_on(mut outcome: watch::Receiver<Option<Outcome>>, timeout: Option<Duration>) -> Option<Waited> {
         let ended = async {
-            let ended = outcome.wait_for(Option::is_some).await.map_err(|_| not_found())?;
-            Ok((*ended).clone().expect("waited for an outcome"))
+            let ended = outcome.wait_for(Option::is_some).await.ok()?;
+            Some((*ended).clone().expect("waited for an outcome"))
         };
         match timeout {
             Some(limit) => match tokio::time::timeout(limit, ended).await {
                 Ok(result) => result.map(Waited::Done),
-                Err(_) => Ok(Waited::Timeout),
+                Err(_) => Some(Waited::Timeout),
             },
             None => ended.await.map(Waited::Done),
         }
@@ -352,12 +430,12 @@ impl Engine {
     /// ended already is left as it is.
     pub fn cancel(&self, job_id: &str) -> Result<Cancelled, NotFound> {
         let mut state = self.shared.lock();
-        let (id, job) = state.jobs.get_key_value(job_id).ok_or_else(|| NotFound(job_id.to_string()))?;
+        let job = state.job_named(job_id).ok_or_else(|| NotFound(job_id.to_string()))?;
         if job.ended.is_some() {
             return Ok(Cancelled { was_running: false });
         }
-        let (id, was_running) = (Arc::clone(id), job.started.is_some());
-        self.shared.end(&mut state, &id, Outcome::Cancelled);
+        let (seq, was_running) = (job.seq, job.started.is_some());
+        self.shared.end(&mut state, seq, Outcome::Cancelled);
         Ok(Cancelled { was_running })
     }
 
@@ -371,8 +449,7 @@ impl Engine {
             .iter()
             .map(|device| {
                 let d = device.ordinal;
-                let job =
-                    state.busy[d].as_ref().and_then(|id| state.jobs.get(id).map(|job| (id.to_string(), job.kind)));
+                let job = state.busy[d].and_then(|seq| state.jobs.get(&seq)).map(|job| (job.id.to_string(), job.kind));
                 let memory = device.memory();
                 DeviceStatus {
                     ordinal: d as u32,
@@ -396,6 +473,19 @@ impl Engine {
                 QueueStatus { kind, pending: waiting.len(), in_progress: started.len() }
             })
             .collect();
+        let mut running: Vec<&JobEntry> =
+            state.jobs.values().filter(|j| j.ended.is_none() && j.started.is_some()).collect();
+        running.sort_by_key(|job| job.rank());
+        let running = running
+            .into_iter()
+            .map(|job| RunningJob {
+                job_id: job.id.to_string(),
+                kind: job.kind,
+                partitions_done: job.proofs.iter().filter(|p| p.is_some()).count(),
+                partitions: job.proofs.len(),
+                elapsed_seconds: job.started.map_or(0.0, |at| at.elapsed().as_secs_f64()),
+            })
+            .collect();
         let usage = shared.budget.usage();
         let memory = MemoryStatus {
             budget_bytes: shared.budget.limit(),
@@ -412,6 +502,7 @@ impl Engine {
             params: shared.params.status(),
             memory,
             queues,
+            running,
             completed,
             failed,
             cancelled,
@@ -426,7 +517,7 @@ impl Engine {
             let state = self.shared.lock();
             let mut pending = HashMap::<JobKind, usize>::new();
             for key in &state.pending {
-                if let Some(job) = state.jobs.get(&key.job) {
+                if let Some(job) = state.jobs.get(&key.seq) {
                     *pending.entry(job.kind).or_default() += 1;
                 }
             }
@@ -483,7 +574,7 @@ impl Engine {
         let unstarted: Vec<_> = state
             .pending
             .iter()
-            .filter(|key| state.jobs.get(&key.job).is_some_and(|job| job.started.is_none()))
+            .filter(|key| state.jobs.get(&key.seq).is_some_and(|job| job.started.is_none()))
             .cloned()
             .collect();
         for key in unstarted {
@@ -524,24 +615,21 @@ impl Drop for Engine {
 }
 
 impl JobEntry {
-    fn new(
-        seq: u64,
-        circuit: CircuitSpec,
-        priority: Priority,
-        digest: [u8; 32],
-        input: Vec<u8>,
-        partitions: usize,
-    ) -> Self {
+    /// Job `seq`, as `accepted` describes it, proving `circuit` of `input`.
+    fn new(seq: u64, accepted: &Accepted, circuit: CircuitSpec, input: Vec<u8>) -> Self {
+        let id: Arc<str> = accepted.id.as_str().into();
         JobEntry {
             seq,
+            request_id: accepted.request_id.as_deref().map_or_else(|| Arc::clone(&id), Arc::from),
+            id,
             kind: JobKind::of(&circuit),
             circuit,
-            priority,
-            digest,
+            priority: accepted.priority,
+            digest: accepted.digest,
             input: Arc::new(input),
             submitted: Instant::now(),
             started: None,
-            proofs: vec![None; partitions],
+            proofs: vec![None; accepted.partitions],
             timings: Timings::default(),
             ended: None,
             outcome: watch::Sender::new(None),
@@ -566,29 +654,28 @@ impl Shared {
             };
             let seq = state.next_seq;
             state.next_seq += 1;
-            let id: Arc<str> = accepted.id.as_str().into();
-            let entry =
-                |input| JobEntry::new(seq, circuit, accepted.priority, accepted.digest, input, accepted.partitions);
+            let id = accepted.id.as_str();
+            let entry = |input| JobEntry::new(seq, &accepted, circuit, input);
             match (ended, input) {
                 (Some((outcome, age)), _) => {
                     let mut entry = entry(Vec::new());
                     entry.ended = Some(Instant::now().checked_sub(age).unwrap_or_else(Instant::now));
                     entry.proofs.clear();
                     entry.outcome.send_replace(Some(outcome));
-                    state.jobs.insert(id, entry);
+                    state.insert(entry);
                     kept += 1;
                 }
                 (None, Some(input)) => {
                     tracing::info!(job = %id, %circuit, "journal: queued again after a restart");
                     let entry = entry(input);
-                    entry.queue(&id, &mut state.pending);
-                    state.jobs.insert(id, entry);
+                    entry.queue(&mut state.pending);
+                    state.insert(entry);
                     requeued += 1;
                 }
                 (None, None) => {
-                    state.jobs.insert(Arc::clone(&id), entry(Vec::new()));
+                    state.insert(entry(Vec::new()));
                     let why = "its input was lost from [daemon] state_dir before it ran; submit it again";
-                    self.end(&mut state, &id, Outcome::Failed(why.into()));
+                    self.end(&mut state, seq, Outcome::Failed(why.into()));
                     kept += 1;
                 }
             }

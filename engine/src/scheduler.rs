@@ -24,13 +24,13 @@ use crate::{
 };
 
 /// A partition's place in the queues: highest priority first, then the older job, then
-/// the lower partition.
+/// the lower partition. Its job is the one of sequence `seq`: ids may name several jobs
+/// over time, so a partition is never matched to its job by id.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct TaskKey {
     pub(crate) rank: Reverse<Priority>,
     pub(crate) seq: u64,
     pub(crate) partition: usize,
-    pub(crate) job: Arc<str>,
 }
 
 /// A synthesized partition waiting for a device, with the memory it holds.
@@ -43,6 +43,10 @@ pub(crate) struct Synthesized {
 /// A job and its progress.
 pub(crate) struct JobEntry {
     pub(crate) seq: u64,
+    /// Its id, unique among the jobs the engine holds.
+    pub(crate) id: Arc<str>,
+    /// The caller's id it was submitted under (its `id`, or the one `id` was made from).
+    pub(crate) request_id: Arc<str>,
     pub(crate) kind: JobKind,
     pub(crate) circuit: CircuitSpec,
     pub(crate) priority: Priority,
@@ -62,11 +66,20 @@ impl JobEntry {
     }
 
     /// Queues every partition not yet proved.
-    pub(crate) fn queue(&self, id: &Arc<str>, pending: &mut BTreeSet<TaskKey>) {
+    pub(crate) fn queue(&self, pending: &mut BTreeSet<TaskKey>) {
         for (partition, proof) in self.proofs.iter().enumerate() {
             if proof.is_none() {
-                pending.insert(TaskKey { rank: Reverse(self.priority), seq: self.seq, partition, job: Arc::clone(id) });
+                pending.insert(TaskKey { rank: Reverse(self.priority), seq: self.seq, partition });
             }
+        }
+    }
+
+    /// Whether a request for this job's request id and payload is this job again: while
+    /// it runs or once it completed; after it failed or was cancelled it runs anew.
+    pub(crate) fn answers_again(&self) -> bool {
+        match &*self.outcome.borrow() {
+            None | Some(Outcome::Completed { .. }) => true,
+            Some(Outcome::Failed(_) | Outcome::Cancelled) => false,
         }
     }
 }
@@ -76,7 +89,12 @@ pub(crate) struct State {
     pub(crate) accepting: bool,
     pub(crate) stopping: bool,
     pub(crate) next_seq: u64,
-    pub(crate) jobs: HashMap<Arc<str>, JobEntry>,
+    /// Jobs not ended, and ended ones kept for `[daemon] keep_results`, by sequence.
+    pub(crate) jobs: HashMap<u64, JobEntry>,
+    /// The job each id names.
+    pub(crate) ids: HashMap<Arc<str>, u64>,
+    /// The newest job of each request id and payload digest.
+    pub(crate) requests: HashMap<(Arc<str>, [u8; 32]), u64>,
     /// Partitions not yet taken by a synthesis worker.
     pub(crate) pending: BTreeSet<TaskKey>,
     /// Partitions in synthesis now.
@@ -84,7 +102,7 @@ pub(crate) struct State {
     /// Synthesized partitions waiting for a device.
     pub(crate) ready: BTreeMap<TaskKey, Synthesized>,
     /// The job each device is proving a partition of.
-    pub(crate) busy: Vec<Option<Arc<str>>>,
+    pub(crate) busy: Vec<Option<u64>>,
     /// Why each device is down, if it is.
     pub(crate) down: Vec<Option<String>>,
     /// Partitions each device proved.
@@ -103,6 +121,40 @@ impl State {
     /// Jobs that will be served before `job`: those not ended that rank higher.
     pub(crate) fn queue_position(&self, job: &JobEntry) -> u32 {
         self.jobs.values().filter(|other| other.ended.is_none() && other.rank() < job.rank()).count() as u32
+    }
+
+    /// The job `id` names.
+    pub(crate) fn job_named(&self, id: &str) -> Option<&JobEntry> {
+        self.ids.get(id).and_then(|seq| self.jobs.get(seq))
+    }
+
+    /// Holds `job` under its id and its request, replacing (and forgetting) an ended job
+    /// that held either.
+    pub(crate) fn insert(&mut self, job: JobEntry) {
+        let seq = job.seq;
+        for old in [
+            self.ids.insert(Arc::clone(&job.id), seq),
+            self.requests.insert((Arc::clone(&job.request_id), job.digest), seq),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            self.forget(old);
+        }
+        self.jobs.insert(seq, job);
+    }
+
+    /// Drops ended job `seq` and the names that still point at it.
+    fn forget(&mut self, seq: u64) {
+        let Some(job) = self.jobs.remove(&seq) else { return };
+        debug_assert!(job.ended.is_some(), "only ended jobs are replaced or swept");
+        if self.ids.get(&job.id) == Some(&seq) {
+            self.ids.remove(&job.id);
+        }
+        let request = (job.request_id, job.digest);
+        if self.requests.get(&request) == Some(&seq) {
+            self.requests.remove(&request);
+        }
     }
 }
 
@@ -189,7 +241,15 @@ impl Shared {
     /// Forgets jobs that ended longer ago than results are kept.
     pub(crate) fn sweep(&self, state: &mut State) {
         let keep = self.config.daemon.keep_results;
-        state.jobs.retain(|_, job| job.ended.is_none_or(|ended| ended.elapsed() < keep));
+        let old: Vec<u64> = state
+            .jobs
+            .values()
+            .filter(|job| job.ended.is_some_and(|ended| ended.elapsed() >= keep))
+            .map(|job| job.seq)
+            .collect();
+        for seq in old {
+            state.forget(seq);
+        }
     }
 
     /// `bytes` of the memory budget for work on `circuit`, waiting for room (and evicting
@@ -264,17 +324,18 @@ impl Shared {
         tracing::info!("evicted the parameters of {} ({} bytes)", dropped.circuit, dropped.bytes);
     }
 
-    /// Ends job `id` with `outcome`: its queued and synthesized partitions are dropped,
+    /// Ends job `seq` with `outcome`: its queued and synthesized partitions are dropped,
     /// the journal records it, waiters are told, and it is counted.
-    pub(crate) fn end(&self, state: &mut State, id: &Arc<str>, outcome: Outcome) {
-        let Some(job) = state.jobs.get_mut(id) else { return };
+    pub(crate) fn end(&self, state: &mut State, seq: u64, outcome: Outcome) {
+        let Some(job) = state.jobs.get_mut(&seq) else { return };
         if job.ended.is_some() {
             return;
         }
         job.ended = Some(Instant::now());
         job.proofs.clear();
         let kind = job.kind;
-        if let Err(e) = self.journal.lock().unwrap_or_else(|p| p.into_inner()).end(id, &outcome) {
+        let id = Arc::clone(&job.id);
+        if let Err(e) = self.journal.lock().unwrap_or_else(|p| p.into_inner()).end(&id, &outcome) {
             tracing::error!(job = %id, "could not journal the end of the job: {e}; after a restart it runs again");
         }
         match &outcome {
@@ -287,15 +348,15 @@ impl Shared {
         }
         self.metrics.job_ended(kind, &outcome);
         tracing::info!(job = %id, %kind, outcome = outcome.name(), "ended");
-        state.jobs.get_mut(id).expect("looked up above").outcome.send_replace(Some(outcome));
-        state.pending.retain(|key| key.job != *id);
-        state.ready.retain(|key, _| key.job != *id);
+        state.jobs.get_mut(&seq).expect("looked up above").outcome.send_replace(Some(outcome));
+        state.pending.retain(|key| key.seq != seq);
+        state.ready.retain(|key, _| key.seq != seq);
         self.work.notify_all();
     }
 
     pub(crate) fn synthesis_worker(&self) {
         loop {
-            let (key, circuit, input) = {
+            let (key, id, circuit, input) = {
                 let mut state = self.lock();
                 let key = loop {
                     if state.stopping {
@@ -313,21 +374,21 @@ impl Shared {
                     state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
                 };
                 state.synthesizing.insert(key.clone());
-                let job = state.jobs.get_mut(&key.job).expect("queued partitions belong to live jobs");
+                let job = state.jobs.get_mut(&key.seq).expect("queued partitions belong to live jobs");
                 if job.started.is_none() {
                     let now = Instant::now();
                     job.started = Some(now);
                     job.timings.queue_wait = now - job.submitted;
                 }
-                (key, job.circuit, Arc::clone(&job.input))
+                (key, Arc::clone(&job.id), job.circuit, Arc::clone(&job.input))
             };
-            let span = tracing::info_span!("synthesis", job = %key.job, partition = key.partition);
+            let span = tracing::info_span!("synthesis", job = %id, partition = key.partition);
             let result = span.in_scope(|| self.synthesize(&circuit, &input, key.partition));
             let mut state = self.lock();
             state.synthesizing.remove(&key);
             match result {
                 Ok((synthesized, load, took)) => {
-                    if let Some(job) = state.jobs.get_mut(&key.job).filter(|job| job.ended.is_none()) {
+                    if let Some(job) = state.jobs.get_mut(&key.seq).filter(|job| job.ended.is_none()) {
                         job.timings.params_load += load;
                         job.timings.synthesis += took;
                         state.ready.insert(key, synthesized);
@@ -337,7 +398,7 @@ impl Shared {
                 Err(_) if state.stopping => return,
                 Err(why) => {
                     let why = format!("partition {} of {circuit}: {why}", key.partition);
-                    self.end(&mut state, &key.job, Outcome::Failed(why));
+                    self.end(&mut state, key.seq, Outcome::Failed(why));
                 }
             }
             self.work.notify_all();
@@ -389,7 +450,7 @@ impl Shared {
     pub(crate) fn device_worker(&self, d: usize) {
         let dealloc = Dealloc::new();
         loop {
-            let (key, synthesized, circuit) = {
+            let (key, id, synthesized, circuit) = {
                 let mut state = self.lock();
                 let (key, synthesized) = loop {
                     if state.stopping || state.down[d].is_some() {
@@ -400,15 +461,15 @@ impl Shared {
                     }
                     state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
                 };
-                state.busy[d] = Some(Arc::clone(&key.job));
-                let circuit =
-                    state.jobs.get(&key.job).map(|job| job.circuit).expect("ready partitions belong to live jobs");
+                state.busy[d] = Some(key.seq);
+                let job = state.jobs.get(&key.seq).expect("ready partitions belong to live jobs");
+                let (id, circuit) = (Arc::clone(&job.id), job.circuit);
                 // Room for one more synthesis.
                 self.work.notify_all();
-                (key, synthesized, circuit)
+                (key, id, synthesized, circuit)
             };
             let start = Instant::now();
-            let span = tracing::info_span!("prove", job = %key.job, partition = key.partition, device = d);
+            let span = tracing::info_span!("prove", job = %id, partition = key.partition, device = d);
             let Synthesized { lease, reservation, assignment } = synthesized;
             let name = circuit.to_string();
             let result = span.in_scope(|| {
@@ -426,7 +487,7 @@ impl Shared {
                 Err(Fault::Device(why)) => self.device_failed(&mut state, d, &key, &circuit, why),
                 Err(Fault::Job(why)) => {
                     let why = format!("partition {} of {circuit}: {why}", key.partition);
-                    self.end(&mut state, &key.job, Outcome::Failed(why));
+                    self.end(&mut state, key.seq, Outcome::Failed(why));
                 }
             }
             self.work.notify_all();
@@ -439,25 +500,33 @@ impl Shared {
         let others_up = state.down.iter().enumerate().any(|(other, down)| other != d && down.is_none());
         let why = format!("device {d} failed on partition {} of {circuit}: {why}", key.partition);
         if !others_up {
-            self.end(state, &key.job, Outcome::Failed(why));
+            self.end(state, key.seq, Outcome::Failed(why));
             return;
         }
         tracing::error!("{why}; it is marked down and the partition goes to another device");
         state.down[d] = Some(why.clone());
-        if state.jobs.get(&key.job).is_some_and(|job| job.ended.is_none()) {
+        if state.jobs.get(&key.seq).is_some_and(|job| job.ended.is_none()) {
             state.pending.insert(key.clone());
         }
     }
 
     /// Files a partition's proof with its job, and completes the job with its last one.
     fn file_proof(&self, state: &mut State, key: &TaskKey, proof: Vec<u8>, took: Duration) {
-        let Some(job) = state.jobs.get_mut(&key.job).filter(|job| job.ended.is_none()) else { return };
+        let Some(job) = state.jobs.get_mut(&key.seq).filter(|job| job.ended.is_none()) else { return };
         job.timings.proving += took;
         job.proofs[key.partition] = Some(proof);
+        let done = job.proofs.iter().filter(|p| p.is_some()).count();
+        tracing::info!(
+            job = %job.id,
+            "partition {} of {} proved and verified in {took:.2?} ({done} of {} done)",
+            key.partition,
+            job.circuit,
+            job.proofs.len()
+        );
         if job.proofs.iter().all(Option::is_some) {
             let proof = job.proofs.iter().flatten().flatten().copied().collect();
             let timings = Timings { total: job.submitted.elapsed(), ..job.timings };
-            self.end(state, &key.job, Outcome::Completed { proof, timings });
+            self.end(state, key.seq, Outcome::Completed { proof, timings });
         }
     }
 }

@@ -109,18 +109,108 @@ async fn every_partition_is_proved_in_order_and_verifies() {
 }
 
 #[tokio::test]
-async fn a_repeated_id_is_the_same_job_unless_the_payload_differs() {
-    let engine = engine(1, 0.0);
-    let first = engine.submit(with_id("sector-7", request(SMALL, 2))).unwrap();
-    assert_eq!(first.job_id, "sector-7");
-    let again = engine.submit(with_id("sector-7", request(SMALL, 2))).unwrap();
+async fn a_repeated_request_is_the_same_job_and_another_payload_under_its_id_is_another_job() {
+    let engine = engine(2, 0.0);
+    let first = engine.submit(with_id("wdpost-1000-0-[1 2 3 4 5 6 7 8]", request(SMALL, 2))).unwrap();
+    assert_eq!(first.job_id, "wdpost-1000-0-[1 2 3 4 5 6 7 8]");
+    let again = engine.submit(with_id(&first.job_id, request(SMALL, 2))).unwrap();
     assert!(again.existing);
-    assert_eq!(again.job_id, "sector-7");
-    assert_eq!(engine.submit(with_id("sector-7", request(SMALL, 3))), Err(Refused::AlreadyExists("sector-7".into())));
-    assert!(matches!(outcome(&engine, "sector-7").await, Outcome::Completed { .. }));
-    // Done jobs are kept: the same request again answers with the same job, no second run.
-    assert!(engine.submit(with_id("sector-7", request(SMALL, 2))).unwrap().existing);
-    assert_eq!(engine.status().completed, 1);
+    assert_eq!((&again.job_id, again.handle), (&first.job_id, first.handle));
+    // Curio sends one id for every WindowPoSt partition of a deadline: another payload
+    // under it is another job, proved beside the first, with an id of its own.
+    let other = engine.submit(with_id(&first.job_id, request(COMPETING[0], 1))).unwrap();
+    assert!(!other.existing);
+    assert_ne!(other.handle, first.handle);
+    assert!(other.job_id.starts_with("wdpost-1000-0-[1 2 3 4 5 6 7 8]~"), "{}", other.job_id);
+    let [Waited::Done(Outcome::Completed { proof: small, .. }), Waited::Done(Outcome::Completed { proof: other_proof, .. })] =
+        [engine.wait_for(&first, None).await.unwrap(), engine.wait_for(&other, None).await.unwrap()]
+    else {
+        panic!("both jobs complete")
+    };
+    // Each job got its own partitions' proofs: they verify against its own circuit.
+    assert_verifies(SMALL, &small);
+    assert_verifies(COMPETING[0], &other_proof);
+    assert_eq!(small.len(), 2 * 192);
+    assert_eq!(other_proof.len(), 192);
+    assert!(matches!(outcome(&engine, &other.job_id).await, Outcome::Completed { proof, .. } if proof == other_proof));
+    // Completed jobs are kept: each request again answers with its job, no second run.
+    for (request, done) in [(request(SMALL, 2), &first), (request(COMPETING[0], 1), &other)] {
+        let repeated = engine.submit(with_id(&first.job_id, request)).unwrap();
+        assert!(repeated.existing);
+        assert_eq!(repeated.job_id, done.job_id);
+    }
+    assert_eq!(engine.status().completed, 2);
+}
+
+/// A parameter directory holding a copy of `circuit`'s file with one point damaged, as a
+/// half-fetched file would be: its sections' counts are whole, so a job is accepted, and
+/// it fails when the set is read. Returns the directory and the file's good bytes.
+fn damaged_params(circuit: &str) -> (tempfile::TempDir, std::path::PathBuf, Vec<u8>) {
+    let name = circuit.parse::<CircuitSpec>().unwrap().params_file_name().unwrap();
+    let good = std::fs::read(params_dir().join(&name)).unwrap();
+    let mut damaged = good.clone();
+    // The low bit of a coordinate: the point is no longer on the curve.
+    damaged[good.len() / 2] ^= 1;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, damaged).unwrap();
+    (dir, path, good)
+}
+
+#[tokio::test]
+async fn a_request_runs_again_after_it_failed_or_was_cancelled() {
+    let (dir, path, good) = damaged_params(SMALL);
+    let mut config = config(1, 0.0);
+    config.params.dir = dir.path().to_path_buf();
+    let damaged = Engine::start(&config, params_dir()).unwrap();
+    let failing = damaged.submit(with_id("snap-1000-7", request(SMALL, 2))).unwrap();
+    let Outcome::Failed(why) = outcome(&damaged, &failing.job_id).await else { panic!("a damaged set proves nothing") };
+    assert!(why.contains("its parameters"), "{why}");
+    // The operator fetches the file again; the client's retry, same id and payload, runs.
+    std::fs::write(&path, good).unwrap();
+    let retry = damaged.submit(with_id("snap-1000-7", request(SMALL, 2))).unwrap();
+    assert!(!retry.existing, "a failed job is not the answer to its retry");
+    assert_eq!(retry.job_id, failing.job_id);
+    let Outcome::Completed { proof, .. } = outcome(&damaged, &retry.job_id).await else {
+        panic!("the retry completes")
+    };
+    assert_verifies(SMALL, &proof);
+
+    // Cancelled: the same request again runs again.
+    let slow = engine(1, 10.0);
+    let cancelled = slow.submit(with_id("porep-1000-3", request(LARGE, 2))).unwrap();
+    assert!(slow.cancel(&cancelled.job_id).is_ok());
+    assert_eq!(outcome(&slow, &cancelled.job_id).await, Outcome::Cancelled);
+    let retry = slow.submit(with_id("porep-1000-3", request(LARGE, 2))).unwrap();
+    assert!(!retry.existing);
+    let Outcome::Completed { proof, .. } = outcome(&slow, "porep-1000-3").await else { panic!("the retry completes") };
+    assert_verifies(LARGE, &proof);
+    assert_eq!((slow.status().cancelled, slow.status().completed), (1, 1));
+}
+
+/// After a restart, each request id and payload still names its own job, collided ones too.
+#[tokio::test]
+async fn jobs_sharing_a_request_id_are_told_apart_after_a_restart() {
+    let config = config(1, 0.0);
+    let ids = {
+        let engine = Engine::start(&config, params_dir()).unwrap();
+        let ids: Vec<String> = [1, 2]
+            .map(|partitions| engine.submit(with_id("shared", request(SMALL, partitions))).unwrap().job_id)
+            .into();
+        for id in &ids {
+            assert!(matches!(outcome(&engine, id).await, Outcome::Completed { .. }));
+        }
+        ids
+    };
+    let engine = Engine::start(&config, params_dir()).unwrap();
+    assert_eq!(engine.status().journal.kept, 2);
+    for (partitions, id) in [1, 2].into_iter().zip(&ids) {
+        let again = engine.submit(with_id("shared", request(SMALL, partitions))).unwrap();
+        assert!(again.existing, "{partitions} partitions: {again:?}");
+        assert_eq!(&again.job_id, id);
+        let Outcome::Completed { proof, .. } = outcome(&engine, id).await else { panic!() };
+        assert_eq!(proof.len(), partitions * 192);
+    }
 }
 
 #[tokio::test]
@@ -148,6 +238,10 @@ async fn cancelling_drops_queued_jobs_and_stops_running_ones() {
     let queued = engine.submit(request(LARGE, 2)).unwrap().job_id;
     until(&engine, "the first job runs", |s| s.queues.iter().any(|q| q.kind == JobKind::Catalog && q.in_progress == 1))
         .await;
+    let progress = engine.status().running;
+    assert_eq!(progress.len(), 1, "{progress:?}");
+    assert_eq!((progress[0].job_id.as_str(), progress[0].partitions), (running.as_str(), 6));
+    assert!(progress[0].partitions_done < 6, "{progress:?}");
     assert!(!engine.cancel(&queued).unwrap().was_running);
     assert_eq!(outcome(&engine, &queued).await, Outcome::Cancelled);
     assert!(engine.cancel(&running).unwrap().was_running);

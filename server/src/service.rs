@@ -88,7 +88,6 @@ pub fn decode_submit(request: pb::SubmitProofRequest) -> Result<JobRequest, Stat
 fn refused(error: Refused) -> Status {
     let message = error.to_string();
     match error {
-        Refused::AlreadyExists(_) => Status::already_exists(message),
         Refused::MissingParams { .. } | Refused::BadParams(_) => Status::failed_precondition(message),
         Refused::TooBig { .. } => Status::resource_exhausted(message),
         Refused::Invalid(_) => Status::invalid_argument(message),
@@ -188,6 +187,17 @@ fn status_response(status: EngineStatus) -> pb::GetStatusResponse {
         // Bellhop pins no memory: these carry its memory budget, reserved and limit.
         pinned_memory_bytes: status.memory.reserved_bytes,
         pinned_memory_limit_bytes: status.memory.budget_bytes,
+        running_jobs: status
+            .running
+            .into_iter()
+            .map(|job| pb::JobProgress {
+                job_id: job.job_id,
+                proof_kind: job.kind.name().into(),
+                partitions_done: job.partitions_done as u32,
+                partitions_total: job.partitions as u32,
+                elapsed_ms: (job.elapsed_seconds * 1000.0) as u64,
+            })
+            .collect(),
     }
 }
 
@@ -220,7 +230,7 @@ impl ProvingEngine for ProvingService {
         let submit = request.into_inner().submit.ok_or_else(|| invalid("submit", "is missing"))?;
         let job = job_request(submit).await?;
         let submitted = self.engine.submit(job).map_err(refused)?;
-        let waited = self.engine.wait(&submitted.job_id, None).await.map_err(|e| Status::not_found(e.to_string()))?;
+        let waited = self.engine.wait_for(&submitted, None).await.map_err(|e| Status::not_found(e.to_string()))?;
         Ok(Response::new(pb::ProveResponse { result: Some(await_response(&submitted.job_id, waited)) }))
     }
 

@@ -3,6 +3,7 @@
 //! The tests load the real `.so` files that `cargo build --workspace` puts in the target
 //! directory; `scripts/test.sh` builds them before it runs the tests.
 
+pub mod curio;
 pub mod daemon;
 
 use std::path::PathBuf;

@@ -1,8 +1,9 @@
 //! `bellhop serve` end to end over loopback TCP and a unix socket, on the CPU backend:
 //! WinningPoSt and WindowPoSt of 2 KiB sectors sealed by filecoin-proofs, sent in Curio's
 //! formats through a real gRPC client and checked by filecoin-proofs' verifiers;
-//! duplicates, timeouts, cancellation, eviction, bad requests, priority, a panicking
-//! plugin and SIGTERM. The daemon answers GetStatus after every case.
+//! Curio's own request ids (one for every WindowPoSt partition of a deadline) and
+//! retries, duplicates, timeouts, cancellation, eviction, bad requests, priority, a
+//! panicking plugin and SIGTERM. The daemon answers GetStatus after every case.
 
 use std::{
     path::{Path, PathBuf},
@@ -18,7 +19,7 @@ use bellhop_proto::v1::{
     EvictSrsRequest, GetMetricsRequest, GetStatusRequest, PreloadSrsRequest, ProveRequest,
 };
 use bellhop_server::client::{connect, submit_request, Client};
-use bellhop_tests::{build_dir, built_library, daemon::Daemon};
+use bellhop_tests::{build_dir, built_library, curio as go, daemon::Daemon};
 use bellperson::groth16::generate_random_parameters;
 use blstrs::Bls12;
 use rand::SeedableRng;
@@ -34,6 +35,9 @@ struct Fixture {
     window: Vec<u8>,
     winning_request: curio::Request,
     window_requests: Vec<curio::Request>,
+    /// Two partitions of one WindowPoSt deadline as Curio proves them, each on its own
+    /// (sectors 1 and 2, sector 3; one randomness): each one's input and request.
+    deadline: Vec<(Vec<u8>, curio::Request)>,
 }
 
 fn spec(kind: Kind) -> FilecoinSpec {
@@ -74,7 +78,16 @@ fn fixture() -> &'static Fixture {
         let mut winning_requests = curio::requests(spec(Kind::WinningPost), &winning, None).unwrap();
         let window_requests = curio::requests(spec(Kind::WindowPost), &window, None).unwrap();
         assert_eq!((winning_requests.len(), window_requests.len()), (1, 2));
-        Fixture { winning_request: winning_requests.remove(0), window_requests, winning, window, dir, params }
+        let deadline = [&sectors[..2], &sectors[2..]]
+            .into_iter()
+            .map(|partition| {
+                let input = make::post(spec(Kind::WindowPost), partition, 9).unwrap();
+                let mut requests = curio::requests(spec(Kind::WindowPost), &input, None).unwrap();
+                assert_eq!(requests.len(), 1);
+                (input, requests.remove(0))
+            })
+            .collect();
+        Fixture { winning_request: winning_requests.remove(0), window_requests, deadline, winning, window, dir, params }
     })
 }
 
@@ -185,13 +198,14 @@ fn duplicates_timeouts_cancellation_eviction_and_bad_requests() {
         let window = &fixture.window_requests;
         let submit = |request: &curio::Request, id: &str| submit_request(request, id, pb::Priority::Unspecified);
 
-        // The same id and payload is the same job; another payload under that id is refused.
+        // The same id and payload is the same job; another payload under that id is
+        // another job, with an id of its own.
         let first = client.submit_proof(submit(&window[0], "dup")).await.unwrap().into_inner();
         let again = client.submit_proof(submit(&window[0], "dup")).await.unwrap().into_inner();
         assert_eq!((first.job_id.as_str(), again.job_id.as_str()), ("dup", "dup"));
         assert_eq!(first.assigned_gpu, "0");
-        let (code, message) = code_of(client.submit_proof(submit(&window[1], "dup"))).await;
-        assert_eq!(code, Code::AlreadyExists, "{message}");
+        let second = client.submit_proof(submit(&window[1], "dup")).await.unwrap().into_inner();
+        assert!(second.job_id.starts_with("dup~"), "{second:?}");
         alive(&mut client).await;
 
         // Awaiting with a timeout answers TIMEOUT and the job goes on.
@@ -199,7 +213,9 @@ fn duplicates_timeouts_cancellation_eviction_and_bad_requests() {
         assert_eq!(waited.into_inner().status, AwaitStatus::Timeout as i32);
         let done = client.await_proof(AwaitProofRequest { job_id: "dup".into(), timeout_ms: 0 }).await.unwrap();
         assert_eq!(completed(&done.into_inner()).len(), 192);
-        assert_eq!(alive(&mut client).await.total_proofs_completed, 1, "one job, not two");
+        let done = client.await_proof(AwaitProofRequest { job_id: second.job_id, timeout_ms: 0 }).await.unwrap();
+        completed(&done.into_inner());
+        assert_eq!(alive(&mut client).await.total_proofs_completed, 2, "one job for each payload under `dup`");
 
         // Cancelling: a running job, and one queued behind it and two more.
         let running = client.submit_proof(submit(&fixture.winning_request, "running")).await.unwrap().into_inner();
@@ -303,10 +319,96 @@ fn duplicates_timeouts_cancellation_eviction_and_bad_requests() {
             completed(&done.into_inner());
         }
         let status = alive(&mut client).await;
-        assert_eq!((status.total_proofs_completed, status.total_proofs_failed), (3, 1));
+        assert_eq!((status.total_proofs_completed, status.total_proofs_failed), (4, 1));
         let metrics = client.get_metrics(GetMetricsRequest {}).await.unwrap().into_inner().prometheus_text;
         assert!(metrics.contains(r#"bellhop_jobs_total{kind="winning-post",outcome="cancelled"} 1"#), "{metrics}");
         assert!(metrics.contains(r#"bellhop_jobs_total{kind="winning-post",outcome="failed"} 1"#), "{metrics}");
+    });
+}
+
+#[test]
+fn go_formats_byte_slices_as_curio_puts_them_in_ids() {
+    assert_eq!(go::go_decimal_bytes(&[0, 17, 255]), "[0 17 255]");
+    assert_eq!(go::go_hex_bytes(&[0, 17, 255]), "0011ff");
+}
+
+/// Curio's WindowPoSt task proves each partition of a deadline on its own, as partition 0,
+/// so both send `wdpost-<miner>-0-<randomness>`: both are proved, each verifies.
+#[test]
+fn window_post_partitions_of_one_deadline_under_curios_one_id_both_verify() {
+    let fixture = fixture();
+    let daemon = daemon("deadline", "127.0.0.1:0", "");
+    runtime().block_on(async {
+        let client = connect(&daemon.addr).await.unwrap();
+        let submits: Vec<_> = fixture.deadline.iter().map(|(_, request)| go::window_post(request, 2048)).collect();
+        assert_eq!(submits[0].request_id, submits[1].request_id);
+        let randomness = go::go_decimal_bytes(&fixture.deadline[0].1.randomness[..8]);
+        assert_eq!(submits[0].request_id, format!("wdpost-1000-0-{randomness}"));
+        let mut proving = tokio::task::JoinSet::new();
+        for (k, submit) in submits.into_iter().enumerate() {
+            let mut client = client.clone();
+            proving.spawn(async move {
+                let result = client.prove(ProveRequest { submit: Some(submit) }).await.unwrap();
+                (k, result.into_inner().result.unwrap())
+            });
+        }
+        while let Some(done) = proving.join_next().await {
+            let (k, result) = done.unwrap();
+            let input = &fixture.deadline[k].0;
+            assert!(verify::verify(spec(Kind::WindowPost), input, None, completed(&result)).unwrap(), "partition {k}");
+        }
+        let mut client = client.clone();
+        assert_eq!(alive(&mut client).await.total_proofs_completed, 2);
+        // Curio's retry of a partition that completed gets its proof back: no third run.
+        let retried = client.prove(ProveRequest { submit: Some(go::window_post(&fixture.deadline[1].1, 2048)) }).await;
+        let retried = retried.unwrap().into_inner().result.unwrap();
+        assert!(verify::verify(spec(Kind::WindowPost), &fixture.deadline[1].0, None, completed(&retried)).unwrap());
+        assert_eq!(alive(&mut client).await.total_proofs_completed, 2);
+    });
+    let log = std::fs::read_to_string(&daemon.log).unwrap();
+    assert!(log.contains("already names job") && log.contains("is another job"), "the collision is logged: {log}");
+}
+
+/// A job that failed is not the answer to Curio's retry of it: the retry runs again.
+#[test]
+fn curios_retry_of_a_failed_window_post_runs_again_and_completes() {
+    let fixture = fixture();
+    // A parameter directory of this daemon's own, whose WindowPoSt file has one point
+    // damaged (as a half-fetched file would): accepted at submit, failing when read.
+    let params = fixture.dir.join("retry").join("params");
+    std::fs::create_dir_all(&params).unwrap();
+    let circuit = CircuitSpec::Filecoin(spec(Kind::WindowPost));
+    let name = circuit.params_file_name().unwrap();
+    let good = std::fs::read(fixture.params.join(&name)).unwrap();
+    let mut damaged = good.clone();
+    damaged[good.len() / 2] ^= 1;
+    std::fs::write(params.join(&name), &damaged).unwrap();
+    let vk = std::path::Path::new(&name).with_extension("vk");
+    std::fs::copy(fixture.params.join(&vk), params.join(&vk)).unwrap();
+    let state = fixture.dir.join("retry").join("state");
+    let toml = format!(
+        "[params]\ndir = {:?}\n[daemon]\nstate_dir = {:?}\n",
+        params.display().to_string(),
+        state.display().to_string()
+    );
+    let daemon = Daemon::start(&fixture.dir.join("retry"), &toml, "127.0.0.1:0", false);
+    runtime().block_on(async {
+        let mut client = connect(&daemon.addr).await.unwrap();
+        let (input, request) = &fixture.deadline[0];
+        let prove = |client: &mut Client| {
+            let submit = go::window_post(request, 2048);
+            let mut client = client.clone();
+            async move { client.prove(ProveRequest { submit: Some(submit) }).await.unwrap().into_inner().result.unwrap() }
+        };
+        let failed = prove(&mut client).await;
+        assert_eq!(failed.status, AwaitStatus::Failed as i32, "{failed:?}");
+        assert!(failed.error_message.contains("its parameters"), "{}", failed.error_message);
+        // The operator fetches the file again; Curio's task scheduler retries the task.
+        std::fs::write(params.join(&name), &good).unwrap();
+        let retried = prove(&mut client).await;
+        assert!(verify::verify(spec(Kind::WindowPost), input, None, completed(&retried)).unwrap());
+        let status = alive(&mut client).await;
+        assert_eq!((status.total_proofs_completed, status.total_proofs_failed), (1, 1));
     });
 }
 
