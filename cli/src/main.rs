@@ -3,6 +3,7 @@
 mod ab;
 mod bench;
 mod client;
+mod config;
 mod conformance;
 mod demo;
 mod fil;
@@ -20,7 +21,7 @@ use clap::{Parser, Subcommand};
 use tracing_subscriber::{layer::SubscriberExt, util::SubscriberInitExt, EnvFilter, Layer as _};
 
 use bellhop_host::{
-    config::Config,
+    config::{Config, LogFormat},
     phases::{PhaseLayer, PhaseLog},
     plugins::plugin_dir,
 };
@@ -80,24 +81,27 @@ enum Command {
     /// Talk to a proving daemon (bellhop serve, or cuzk's): submit, await, prove, cancel,
     /// status, metrics, preload, evict.
     Client(client::Args),
+    /// Configuration files: a cuzk.toml written as the equivalent bellhop.toml.
+    #[command(subcommand)]
+    Config(config::Command),
 }
 
 impl Cli {
     /// Runs the command; the exit code says whether it succeeded.
     fn run(self) -> Result<ExitCode> {
-        let config = match &self.config {
-            Some(path) => Config::load(path)?,
-            None => Config::default(),
+        let (config, notes) = match &self.command {
+            Command::Serve(args) => serve::config(self.config.as_deref(), args)?,
+            _ => match &self.config {
+                Some(path) => (Config::load(path)?, Vec::new()),
+                None => (Config::default(), Vec::new()),
+            },
         };
         let phases = PhaseLog::default();
-        tracing_subscriber::registry()
-            .with(PhaseLayer::new(phases.clone()))
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .with_writer(std::io::stderr)
-                    .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"))),
-            )
-            .init();
+        let daemon = matches!(self.command, Command::Serve(_));
+        init_logging(&config, if daemon { "info" } else { "warn" }, &phases)?;
+        for note in notes {
+            tracing::warn!("{note}");
+        }
         let context =
             Context { plugin_dir: plugin_dir(config.plugins.dir.as_deref()), config, config_path: self.config, phases };
         match self.command {
@@ -112,8 +116,30 @@ impl Cli {
             Command::Fil(command) => fil::run(&context, command),
             Command::Serve(args) => serve::run(&context, &args),
             Command::Client(args) => client::run(&context, args),
+            Command::Config(command) => config::run(command),
         }
     }
+}
+
+/// Logs to stderr at `RUST_LOG`'s levels, else `[logging] level`, else `default`, in
+/// `[logging] format`; phases are recorded whatever the level.
+fn init_logging(config: &Config, default: &str, phases: &PhaseLog) -> Result<()> {
+    let filter = match EnvFilter::try_from_default_env() {
+        Ok(filter) => filter,
+        Err(_) => {
+            let level = config.logging.level.as_deref().unwrap_or(default);
+            EnvFilter::try_new(level).map_err(|e| {
+                anyhow::anyhow!("[logging] level `{level}` is not a level (error, warn, info, debug, trace): {e}")
+            })?
+        }
+    };
+    let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let layer = match config.logging.format {
+        LogFormat::Text => layer.with_filter(filter).boxed(),
+        LogFormat::Json => layer.json().with_filter(filter).boxed(),
+    };
+    tracing_subscriber::registry().with(PhaseLayer::new(phases.clone())).with(layer).init();
+    Ok(())
 }
 
 /// What every command gets: the validated config, the resolved plugin directory and the

@@ -1,9 +1,13 @@
 //! `bellhop serve`: the proving engine as a daemon speaking cuzk's `ProvingEngine` API.
 
-use std::{process::ExitCode, sync::Arc, time::Duration};
+use std::{path::Path, process::ExitCode, sync::Arc, time::Duration};
 
 use anyhow::{Context as _, Result};
 use bellhop_engine::Engine;
+use bellhop_host::{
+    config::{set_key, Config},
+    cuzk_config,
+};
 use tokio::signal::unix::{signal, SignalKind};
 
 use super::Context;
@@ -16,6 +20,41 @@ pub(super) struct Args {
     /// Serve GET /metrics and /status here instead of `[daemon] status_listen` ("" for none).
     #[arg(long)]
     status_listen: Option<String>,
+    /// Read cuzk's configuration file instead of a bellhop.toml (`bellhop config from-cuzk`
+    /// shows what it becomes; the README maps every key).
+    #[arg(long, value_name = "FILE")]
+    cuzk_config: Option<std::path::PathBuf>,
+    /// Set one key over the configuration file, e.g. `--set backend.plugin=cpu`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+}
+
+/// The daemon's configuration: `config` (a bellhop.toml) or `--cuzk-config`, then `--set`;
+/// with lines to log about it (cuzk keys not carried over).
+pub(super) fn config(config: Option<&Path>, args: &Args) -> Result<(Config, Vec<String>)> {
+    let (mut table, notes) = match (config, &args.cuzk_config) {
+        (Some(_), Some(_)) => {
+            anyhow::bail!("give either --config (a bellhop.toml) or --cuzk-config (a cuzk.toml), not both")
+        }
+        (_, Some(path)) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let translation = cuzk_config::translate(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let notes = translation.notes.iter().map(|n| format!("{}: {n}", path.display())).collect();
+            (translation.table, notes)
+        }
+        (Some(path), None) => {
+            Config::load(path)?;
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            (text.parse::<toml::Table>()?, Vec::new())
+        }
+        (None, None) => (toml::Table::new(), Vec::new()),
+    };
+    for set in &args.sets {
+        let (key, value) = set.split_once('=').with_context(|| format!("--set `{set}` is not KEY=VALUE"))?;
+        set_key(&mut table, key.trim(), value.trim()).map_err(anyhow::Error::msg)?;
+    }
+    let config = Config::from_table(&table).map_err(|e| anyhow::anyhow!("the configuration with --set: {e}"))?;
+    Ok((config, notes))
 }
 
 /// Resolves when the process is asked to stop (SIGTERM, as systemd does, or SIGINT).

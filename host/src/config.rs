@@ -28,6 +28,8 @@ pub struct Config {
     pub daemon: DaemonConfig,
     /// `[memory]`: the daemon's memory budget.
     pub memory: MemoryConfig,
+    /// `[logging]`: what is logged, and how.
+    pub logging: LoggingConfig,
 }
 
 /// `[backend]`.
@@ -206,6 +208,29 @@ impl Default for MemoryConfig {
     }
 }
 
+/// `[logging]`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct LoggingConfig {
+    /// A level (`error`, `warn`, `info`, `debug`, `trace`) or `tracing` directives
+    /// (`info,bellhop_engine=debug`); `RUST_LOG` overrides it. None: `info` for `bellhop
+    /// serve`, `warn` for the other commands.
+    pub level: Option<String>,
+    /// How lines are written.
+    pub format: LogFormat,
+}
+
+/// `[logging] format`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// One human-readable line per event.
+    #[default]
+    Text,
+    /// One JSON object per event (for journald, Loki and the like).
+    Json,
+}
+
 /// `[memory] budget`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Budget {
@@ -374,6 +399,9 @@ mod tests {
             budget = "96GiB"
             safety_margin = "2GiB"
             eviction_min_idle = "30s"
+            [logging]
+            level = "debug"
+            format = "json"
             "#,
         )
         .unwrap();
@@ -390,6 +418,7 @@ mod tests {
         assert_eq!(c.memory.budget, Budget::Bytes(96 << 30));
         assert_eq!(c.memory.safety_margin, 2 << 30);
         assert_eq!(c.memory.eviction_min_idle, Duration::from_secs(30));
+        assert_eq!(c.logging, LoggingConfig { level: Some("debug".into()), format: LogFormat::Json });
     }
 
     #[test]
@@ -410,6 +439,8 @@ mod tests {
         assert!(e.contains("keep_results") && e.contains("not a duration"), "{e}");
         let e = Config::parse("[memory]\nbudget = \"lots\"\n").unwrap_err();
         assert!(e.contains("budget") && e.contains("not a size"), "{e}");
+        let e = Config::parse("[logging]\nformat = \"xml\"\n").unwrap_err();
+        assert!(e.contains("format") && e.contains("expected `text` or `json`"), "{e}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! strategies are plugins.
 //!
 //! - [`plugins`]: finding, loading and opening backend and strategy plugins;
-//! - [`config`]: the operator's `bellhop.toml`;
+//! - [`config`]: the operator's `bellhop.toml`; [`cuzk_config`]: a `cuzk.toml` read as one;
 //! - [`params`]: parameter files in bellperson's format;
 //! - [`prover`]: one Groth16 proof over any backend; [`pipeline`]: many, overlapped;
 //! - [`phases`]: per-proof phase tables from tracing spans; [`stats`]: summaries;
@@ -11,6 +11,7 @@
 
 pub mod ab;
 pub mod config;
+pub mod cuzk_config;
 pub mod dealloc;
 mod lookahead;
 pub mod memory;

@@ -1,6 +1,7 @@
 //! `bellhop serve` as a child process on loopback or a unix socket, for the daemon tests.
 
 use std::{
+    ffi::OsStr,
     io::{BufRead as _, BufReader},
     path::{Path, PathBuf},
     process::{Child, Command, ExitStatus, Stdio},
@@ -28,11 +29,18 @@ impl Daemon {
         std::fs::create_dir_all(dir).unwrap();
         let config = dir.join("bellhop.toml");
         std::fs::write(&config, toml).unwrap();
+        let status = if status { "127.0.0.1:0" } else { "" };
+        let args = [OsStr::new("--config"), config.as_os_str()];
+        Self::serve(dir, args.into_iter().chain(["--listen", listen, "--status-listen", status].map(OsStr::new)))
+    }
+
+    /// Starts `bellhop serve ARGS`, its log in `dir`.
+    pub fn serve<'a>(dir: &Path, args: impl IntoIterator<Item = &'a OsStr>) -> Self {
+        std::fs::create_dir_all(dir).unwrap();
         let log = dir.join("serve.log");
         let mut child = Command::new(build_dir().join("bellhop"))
-            .args(["serve", "--config"])
-            .arg(&config)
-            .args(["--listen", listen, "--status-listen", if status { "127.0.0.1:0" } else { "" }])
+            .arg("serve")
+            .args(args)
             .env_remove("BELLHOP_PLUGIN_DIR")
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())

@@ -634,3 +634,74 @@ fn fil_verify_checks_every_proof_of_a_file() {
     let (ok, out) = verify("short.proofs", &[&proof[..], &proof[..1]].concat(), "2");
     assert!(!ok && out.contains("not 2 proofs of equal length"), "{out}");
 }
+
+/// The example cuzk.toml in cuzk's source (`../shared/peers`, Curio e0294b0), if it is there.
+fn cuzk_example() -> Option<String> {
+    let tarball = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/peers/cuzk-curio-e0294b0.tar.gz");
+    if !tarball.exists() {
+        eprintln!("NOT CHECKED: {} is not here, so cuzk's example cuzk.toml cannot be read", tarball.display());
+        return None;
+    }
+    let out = std::process::Command::new("tar")
+        .arg("-xzOf")
+        .arg(&tarball)
+        .arg("extern/cuzk/cuzk.example.toml")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+/// cuzk's own example cuzk.toml, its listen address and parameter directory pointed at
+/// this test's: `bellhop serve --cuzk-config` listens and reads where it says, with the
+/// budget it says, names the keys it does not carry over, and proves.
+#[test]
+fn a_cuzk_toml_starts_the_daemon_where_cuzk_listened_with_its_budget() {
+    let Some(example) = cuzk_example() else { return };
+    let fixture = fixture();
+    let dir = fixture.dir.join("cuzk-toml");
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("cuzk.sock");
+    let text =
+        example.replace(r#"listen = "0.0.0.0:9820""#, &format!("listen = \"unix://{}\"", socket.display())).replace(
+            r#"param_cache = "/data/zk/params""#,
+            &format!("param_cache = {:?}", fixture.params.display().to_string()),
+        );
+    assert_eq!(text.matches(&*fixture.params.display().to_string()).count(), 1, "the example's param_cache moved");
+    assert!(text.contains("cuzk.sock"), "the example's listen address moved");
+    let file = dir.join("cuzk.toml");
+    std::fs::write(&file, text).unwrap();
+    let state = format!("daemon.state_dir={:?}", dir.join("state").display().to_string());
+    // This machine has no GPU: the CPU backend stands in for cuzk's.
+    let args = ["--cuzk-config".as_ref(), file.as_os_str(), "--set".as_ref(), "backend.plugin=cpu".as_ref()];
+    let daemon = Daemon::serve(&dir, args.into_iter().chain(["--set".as_ref(), state.as_ref()]));
+    assert_eq!(daemon.addr, format!("unix://{}", socket.display()));
+    runtime().block_on(async {
+        let mut client = connect(&daemon.addr).await.unwrap();
+        let winning = client
+            .prove(ProveRequest { submit: Some(go::winning_post(&fixture.winning_request, 2048)) })
+            .await
+            .unwrap()
+            .into_inner()
+            .result
+            .unwrap();
+        assert!(verify::verify(spec(Kind::WinningPost), &fixture.winning, None, completed(&winning)).unwrap());
+        // `total_budget = "auto"` less `safety_margin = "5GiB"`, as cuzk reckons it.
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let total_kib: u64 = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .unwrap()
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .unwrap();
+        let status = alive(&mut client).await;
+        assert_eq!(status.pinned_memory_limit_bytes, total_kib * 1024 - (5 << 30));
+    });
+    let log = std::fs::read_to_string(&daemon.log).unwrap();
+    for key in ["gpus.gpu_workers_per_device", "scheduler.max_batch_size", "scheduler.sort_by_type"] {
+        assert!(log.contains(key), "{key} is named as not carried over: {log}");
+    }
+}
