@@ -7,6 +7,7 @@ mod config;
 mod conformance;
 mod demo;
 mod fil;
+mod install;
 mod load;
 mod params;
 mod plugins;
@@ -84,6 +85,9 @@ enum Command {
     /// Configuration files: a cuzk.toml written as the equivalent bellhop.toml.
     #[command(subcommand)]
     Config(config::Command),
+    /// Install this binary and its plugins where a systemd unit finds them, with the unit
+    /// and a production configuration.
+    Install(install::Args),
 }
 
 impl Cli {
@@ -117,6 +121,7 @@ impl Cli {
             Command::Serve(args) => serve::run(&context, &args),
             Command::Client(args) => client::run(&context, args),
             Command::Config(command) => config::run(command),
+            Command::Install(args) => install::run(&context, &args),
         }
     }
 }

@@ -262,3 +262,45 @@ fn params_check_finds_a_point_off_the_curve() {
     let (ok, out) = bellhop(&["params", "check", "chain:8", "--params", path]);
     assert!(!ok && out.contains("b_g2"), "{out}");
 }
+
+/// `bellhop install` puts the binary and its plugins where the unit it writes runs them;
+/// the installed binary, through its link, finds the installed plugins; a second install
+/// keeps the operator's config.
+#[test]
+fn install_puts_binary_plugins_unit_and_config_where_the_unit_finds_them() {
+    let root = std::env::temp_dir().join(format!("bellhop-install-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let [prefix, etc, units] = ["usr", "etc/bellhop", "systemd"].map(|d| root.join(d));
+    let args = |extra: &[&'static str]| -> Vec<String> {
+        let base = ["install", "--prefix", prefix.to_str().unwrap(), "--config-dir", etc.to_str().unwrap()];
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let mut first = args(&["--systemd-dir"]);
+    first.push(units.display().to_string());
+    let (ok, out) = bellhop(&first.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok, "{out}");
+    let lib = prefix.join("lib/bellhop");
+    assert!(lib.join("bellhop").is_file() && lib.join("libbellhop_backend_cpu.so").is_file(), "{out}");
+    let unit = std::fs::read_to_string(units.join("bellhop.service")).unwrap();
+    let exec = format!(
+        "ExecStart={} --config {} serve",
+        prefix.join("bin/bellhop").display(),
+        etc.join("bellhop.toml").display()
+    );
+    assert!(unit.contains(&exec), "{unit}");
+    let config = std::fs::read_to_string(etc.join("bellhop.toml")).unwrap();
+    assert!(config.contains("plugin = \"cuda\"") && config.contains("strategy = \"pce\""), "{config}");
+
+    let installed =
+        Command::new(prefix.join("bin/bellhop")).arg("plugins").env_remove("BELLHOP_PLUGIN_DIR").output().unwrap();
+    let listed = String::from_utf8_lossy(&installed.stdout);
+    assert!(installed.status.success(), "{listed}");
+    let plugin = lib.join("libbellhop_strategy_pce.so").display().to_string();
+    assert!(listed.contains(&plugin), "the installed binary finds the installed plugins:\n{listed}");
+
+    std::fs::write(etc.join("bellhop.toml"), "# the operator's\n").unwrap();
+    let (ok, out) = bellhop(&args(&[]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok && out.contains("kept"), "{out}");
+    assert_eq!(std::fs::read_to_string(etc.join("bellhop.toml")).unwrap(), "# the operator's\n");
+    std::fs::remove_dir_all(&root).unwrap();
+}
