@@ -169,6 +169,18 @@ impl CircuitSpec {
         }
     }
 
+    /// One input per partition of `input`, for the jobs that prove it, where a partition
+    /// needs less than the whole: a Filecoin PoRep's partitions each get their own vanilla
+    /// proofs, all checked here once for the job. `None`: every partition reads `input`.
+    #[cfg_attr(not(feature = "filecoin"), allow(unused_variables))]
+    pub fn prepare(&self, input: &[u8]) -> Result<Option<Vec<Vec<u8>>>, WitnessError> {
+        match self {
+            #[cfg(feature = "filecoin")]
+            CircuitSpec::Filecoin(spec) => Ok(spec.prepare(input)?),
+            _ => Ok(None),
+        }
+    }
+
     /// Whether only benchmarks take it: its input is synthetic and its proofs prove
     /// nothing (`synthetic-porep`).
     pub fn benchmark_only(&self) -> bool {

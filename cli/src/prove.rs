@@ -72,12 +72,21 @@ fn seeded_blinding(seed: u64, count: usize) -> Randomness {
 }
 
 /// Jobs for `count` proofs of `spec` from `seed` (for a Filecoin circuit: partitions
-/// `seed..` of `input`), in batches of `batch`.
-pub(super) fn batches(spec: &CircuitSpec, seed: u64, count: usize, batch: usize, input: &[u8]) -> Vec<Vec<Job>> {
+/// `seed..` of `input`, each reading its own prepared input where `spec` prepares one), in
+/// batches of `batch`.
+pub(super) fn batches(
+    spec: &CircuitSpec,
+    seed: u64,
+    count: usize,
+    batch: usize,
+    input: &[u8],
+) -> Result<Vec<Vec<Job>>> {
+    let prepared = spec.prepare(input)?;
+    let input_of = |k: u64| prepared.as_ref().map_or(input, |each| &each[k as usize][..]);
     let jobs: Vec<Job> = (0..count as u64)
-        .map(|i| Job { circuit: spec.to_string().into(), seed: seed + i, input: input.to_vec().into() })
+        .map(|i| Job { circuit: spec.to_string().into(), seed: seed + i, input: input_of(seed + i).to_vec().into() })
         .collect();
-    jobs.chunks(batch.max(1)).map(<[Job]>::to_vec).collect()
+    Ok(jobs.chunks(batch.max(1)).map(<[Job]>::to_vec).collect())
 }
 
 /// A field element as 0x-prefixed big-endian hex.
@@ -118,7 +127,7 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
     } else {
         (args.seed, args.count)
     };
-    let mut batches = batches(&spec, first, count, args.batch, &input).into_iter();
+    let mut batches = batches(&spec, first, count, args.batch, &input)?.into_iter();
     let first_batch = batches.next();
     let start = Instant::now();
     // The first batch is synthesized while the backend opens and the parameters are read.

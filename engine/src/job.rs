@@ -100,15 +100,21 @@ pub struct JobRequest {
     pub input: Vec<u8>,
     /// How many partitions the input makes; partition `k` is proved with witness seed `k`.
     pub partitions: usize,
+    /// One input per partition where a partition reads less than the whole input
+    /// ([`CircuitSpec::prepare`]: a PoRep's partitions, their vanilla proofs checked once
+    /// for the job); `None`: every partition reads `input`.
+    pub prepared: Option<Vec<Vec<u8>>>,
     /// `None`: the kind's default.
     pub priority: Option<Priority>,
 }
 
 impl JobRequest {
-    /// A request for every partition of `input` of `circuit`.
+    /// A request for every partition of `input` of `circuit`, prepared (decoded, its
+    /// vanilla proofs checked, split per partition where that is worth it).
     pub fn new(circuit: CircuitSpec, input: Vec<u8>) -> Result<Self, WitnessError> {
         let partitions = circuit.partitions(&input)?;
-        Ok(Self { request_id: None, circuit, input, partitions, priority: None })
+        let prepared = circuit.prepare(&input)?;
+        Ok(Self { request_id: None, circuit, input, partitions, priority: None, prepared })
     }
 
     /// What makes two requests the same job: circuit, partitions and input.

@@ -46,7 +46,7 @@ use crate::{
     journal::{Accepted, Journal},
     metrics::{Metrics, Snapshot},
     params::ParamCache,
-    scheduler::{JobEntry, Shared, State},
+    scheduler::{Inputs, JobEntry, Shared, State},
 };
 
 /// The running engine: its workers run until it is dropped or shut down.
@@ -326,6 +326,14 @@ impl Engine {
         if request.partitions == 0 {
             return Err(Refused::Invalid(format!("the input of {} makes no partitions to prove", request.circuit)));
         }
+        if let Some(prepared) = request.prepared.as_ref().filter(|p| p.len() != request.partitions) {
+            return Err(Refused::Invalid(format!(
+                "{} inputs prepared for the {} partitions of a {} job",
+                prepared.len(),
+                request.partitions,
+                request.circuit
+            )));
+        }
         request.circuit.refuse_benchmark_only().map_err(|e| Refused::Invalid(e.to_string()))?;
         let digest = request.digest();
         // Before the state lock: it may read the parameter file's header.
@@ -380,7 +388,7 @@ impl Engine {
             .map_err(|e| Refused::Storage(e.to_string()))?;
         let seq = state.next_seq;
         state.next_seq += 1;
-        let entry = JobEntry::new(seq, &accepted, request.circuit, request.input);
+        let entry = JobEntry::new(seq, &accepted, request.circuit, Inputs::new(request.input, request.prepared));
         entry.queue(&mut state.pending);
         let queue_position = state.queue_position(&entry);
         tracing::info!(job = %id, %kind, circuit = %entry.circuit, partitions = request.partitions, ?priority, "accepted");
@@ -616,7 +624,7 @@ impl Drop for Engine {
 
 impl JobEntry {
     /// Job `seq`, as `accepted` describes it, proving `circuit` of `input`.
-    fn new(seq: u64, accepted: &Accepted, circuit: CircuitSpec, input: Vec<u8>) -> Self {
+    fn new(seq: u64, accepted: &Accepted, circuit: CircuitSpec, inputs: Inputs) -> Self {
         let id: Arc<str> = accepted.id.as_str().into();
         JobEntry {
             seq,
@@ -626,7 +634,7 @@ impl JobEntry {
             circuit,
             priority: accepted.priority,
             digest: accepted.digest,
-            input: Arc::new(input),
+            inputs,
             submitted: Instant::now(),
             started: None,
             proofs: vec![None; accepted.partitions],
@@ -655,25 +663,37 @@ impl Shared {
             let seq = state.next_seq;
             state.next_seq += 1;
             let id = accepted.id.as_str();
-            let entry = |input| JobEntry::new(seq, &accepted, circuit, input);
+            let entry = |inputs| JobEntry::new(seq, &accepted, circuit, inputs);
+            let none = || Inputs::new(Vec::new(), None);
             match (ended, input) {
                 (Some((outcome, age)), _) => {
-                    let mut entry = entry(Vec::new());
+                    let mut entry = entry(none());
                     entry.ended = Some(Instant::now().checked_sub(age).unwrap_or_else(Instant::now));
                     entry.proofs.clear();
                     entry.outcome.send_replace(Some(outcome));
                     state.insert(entry);
                     kept += 1;
                 }
-                (None, Some(input)) => {
-                    tracing::info!(job = %id, %circuit, "journal: queued again after a restart");
-                    let entry = entry(input);
-                    entry.queue(&mut state.pending);
-                    state.insert(entry);
-                    requeued += 1;
-                }
+                (None, Some(input)) => match circuit.prepare(&input) {
+                    Ok(prepared) => {
+                        tracing::info!(job = %id, %circuit, "journal: queued again after a restart");
+                        let entry = entry(Inputs::new(input, prepared));
+                        entry.queue(&mut state.pending);
+                        state.insert(entry);
+                        requeued += 1;
+                    }
+                    Err(e) => {
+                        state.insert(entry(none()));
+                        self.end(
+                            &mut state,
+                            seq,
+                            Outcome::Failed(format!("its input, read back after a restart: {e}")),
+                        );
+                        kept += 1;
+                    }
+                },
                 (None, None) => {
-                    state.insert(entry(Vec::new()));
+                    state.insert(entry(none()));
                     let why = "its input was lost from [daemon] state_dir before it ran; submit it again";
                     self.end(&mut state, seq, Outcome::Failed(why.into()));
                     kept += 1;

@@ -40,6 +40,37 @@ pub(crate) struct Synthesized {
     assignment: Assignment,
 }
 
+/// What each partition of a job reads.
+pub(crate) enum Inputs {
+    /// The whole input, every partition.
+    Whole(Arc<Vec<u8>>),
+    /// Its own, partition by partition; a proved partition's is dropped.
+    Each(Vec<Arc<Vec<u8>>>),
+}
+
+impl Inputs {
+    /// The input of a job's `partitions` partitions: `prepared`'s, else the whole `input`.
+    pub(crate) fn new(input: Vec<u8>, prepared: Option<Vec<Vec<u8>>>) -> Self {
+        match prepared {
+            Some(each) => Inputs::Each(each.into_iter().map(Arc::new).collect()),
+            None => Inputs::Whole(Arc::new(input)),
+        }
+    }
+
+    fn of(&self, partition: usize) -> Arc<Vec<u8>> {
+        match self {
+            Inputs::Whole(input) => Arc::clone(input),
+            Inputs::Each(each) => Arc::clone(&each[partition]),
+        }
+    }
+
+    fn proved(&mut self, partition: usize) {
+        if let Inputs::Each(each) = self {
+            each[partition] = Arc::default();
+        }
+    }
+}
+
 /// A job and its progress.
 pub(crate) struct JobEntry {
     pub(crate) seq: u64,
@@ -51,7 +82,7 @@ pub(crate) struct JobEntry {
     pub(crate) circuit: CircuitSpec,
     pub(crate) priority: Priority,
     pub(crate) digest: [u8; 32],
-    pub(crate) input: Arc<Vec<u8>>,
+    pub(crate) inputs: Inputs,
     pub(crate) submitted: Instant,
     pub(crate) started: Option<Instant>,
     pub(crate) proofs: Vec<Option<Vec<u8>>>,
@@ -380,7 +411,8 @@ impl Shared {
                     job.started = Some(now);
                     job.timings.queue_wait = now - job.submitted;
                 }
-                (key, Arc::clone(&job.id), job.circuit, Arc::clone(&job.input))
+                let input = job.inputs.of(key.partition);
+                (key, Arc::clone(&job.id), job.circuit, input)
             };
             let span = tracing::info_span!("synthesis", job = %id, partition = key.partition);
             let result = span.in_scope(|| self.synthesize(&circuit, &input, key.partition));
@@ -515,6 +547,7 @@ impl Shared {
         let Some(job) = state.jobs.get_mut(&key.seq).filter(|job| job.ended.is_none()) else { return };
         job.timings.proving += took;
         job.proofs[key.partition] = Some(proof);
+        job.inputs.proved(key.partition);
         let done = job.proofs.iter().filter(|p| p.is_some()).count();
         tracing::info!(
             job = %job.id,

@@ -45,6 +45,8 @@ pub struct Workload {
     pub input: Vec<u8>,
     /// Partitions of the input: proofs of a Filecoin circuit are one of each.
     pub partitions: usize,
+    /// Each partition's own input, where the circuit prepares one (a PoRep's).
+    pub prepared: Option<Vec<Vec<u8>>>,
 }
 
 impl Workload {
@@ -56,14 +58,16 @@ impl Workload {
             None => Vec::new(),
         };
         let partitions = spec.partitions(&input)?;
-        Ok(Self { spec, input, partitions })
+        let prepared = spec.prepare(&input)?;
+        Ok(Self { spec, input, partitions, prepared })
     }
 
     /// Job `n`: partition n mod partitions of a Filecoin circuit; a catalog circuit's
     /// job n has seed n.
     pub fn job(&self, n: usize) -> Job {
         let seed = if self.spec.reads_input() { n % self.partitions } else { n } as u64;
-        Job { circuit: self.spec.to_string().into(), seed, input: self.input.clone().into() }
+        let input = self.prepared.as_ref().map_or(&self.input, |each| &each[seed as usize]);
+        Job { circuit: self.spec.to_string().into(), seed, input: input.clone().into() }
     }
 }
 

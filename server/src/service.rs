@@ -76,12 +76,16 @@ pub fn decode_submit(request: pb::SubmitProofRequest) -> Result<JobRequest, Stat
         comm_d_new: request.comm_d_new,
     };
     let decoded = payload.decode().map_err(|e| invalid(&e.field, &e.why))?;
+    let circuit = CircuitSpec::Filecoin(decoded.spec);
+    // A PoRep's vanilla proofs are checked here, once for the job.
+    let prepared = circuit.prepare(&decoded.input).map_err(|e| invalid("vanilla_proof", e))?;
     Ok(JobRequest {
         request_id: Some(request_id),
-        circuit: CircuitSpec::Filecoin(decoded.spec),
+        circuit,
         input: decoded.input,
         partitions: decoded.partitions,
         priority,
+        prepared,
     })
 }
 

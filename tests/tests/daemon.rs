@@ -288,6 +288,22 @@ fn duplicates_timeouts_cancellation_eviction_and_bad_requests() {
         let (code, message) = code_of(client.prove(ProveRequest { submit: None })).await;
         assert_eq!((code, message.as_str()), (Code::InvalidArgument, "submit: is missing"));
 
+        // A PoRep whose vanilla proofs do not prove its comm_r is refused at submit, where
+        // the whole job's vanilla proofs are checked once.
+        let sector = fixture.dir.join("sector-1");
+        let c1 = std::fs::read(sector.join(make::C1_FILE)).unwrap();
+        let mut value: serde_json::Value = serde_json::from_slice(&c1).unwrap();
+        value["comm_r"][0] = (value["comm_r"][0].as_u64().unwrap() ^ 1).into();
+        let sealed = make::SealedSector::read(&sector).unwrap();
+        let porep = curio::requests(spec(Kind::Porep), &serde_json::to_vec(&value).unwrap(), Some(&sealed)).unwrap();
+        let (code, message) = code_of(client.submit_proof(go::porep(&porep[0], 2048))).await;
+        assert_eq!(code, Code::InvalidArgument, "{message}");
+        assert!(
+            message.starts_with("vanilla_proof: ") && message.contains("do not match their public data"),
+            "{message}"
+        );
+        alive(&mut client).await;
+
         // A missing parameter file: the file and how to get it.
         let mut eight = submit(&fixture.winning_request, "");
         eight.registered_proof = 1; // WinningPoSt of 8 MiB sectors: no parameters here.

@@ -224,6 +224,39 @@ fn porep_and_post_synthesized_in_parts_are_the_whole_circuits() {
     fs::remove_dir_all(pce_cache).ok();
 }
 
+/// A PoRep job is prepared once: each partition's input holds its own vanilla proofs,
+/// synthesizes as that partition of the whole input does, stands for no other partition
+/// and is no job's input; the whole job's vanilla proofs are checked when it is prepared.
+#[test]
+fn prepared_porep_partitions_are_the_whole_inputs_and_nothing_else() {
+    let fixture = fixture();
+    let synthetic = synthetic::porep_c1(SectorSize::Kib2, 6).unwrap();
+    let bench = FilecoinSpec { kind: Kind::SyntheticPorep, sector_size: SectorSize::Kib2 };
+    for (spec, input) in [(spec(Kind::Porep), &fixture.c1), (bench, &synthetic)] {
+        let circuit = CircuitSpec::Filecoin(spec);
+        let prepared = circuit.prepare(input).unwrap().expect("a PoRep is prepared per partition");
+        assert_eq!(prepared.len(), spec.partitions(input).unwrap());
+        for (k, own) in prepared.iter().enumerate() {
+            let job =
+                |input: &[u8]| Job { circuit: spec.to_string().into(), seed: k as u64, input: input.to_vec().into() };
+            let whole = bellhop_synthesis_kit::synthesize_directly(circuit, &job(input)).unwrap();
+            let alone = bellhop_synthesis_kit::synthesize_directly(circuit, &job(own)).unwrap();
+            assert!(alone == whole, "{spec} partition {k}: its prepared input synthesizes otherwise");
+            assert_eq!(circuit.public_inputs(k as u64, own).unwrap(), circuit.public_inputs(k as u64, input).unwrap());
+            let Err(other) = spec.instance(own, k + 1) else { panic!("{spec}: partition {k}'s input proved another") };
+            assert!(other.to_string().contains("partition"), "{other}");
+            let refused = spec.partitions(own).unwrap_err().to_string();
+            assert!(refused.contains("one partition of a job Bellhop prepared"), "{refused}");
+        }
+    }
+    // Vanilla proofs that do not match their public data are refused as the job is prepared.
+    let changed = edited(&fixture.c1, |v| v["comm_r"][0] = (v["comm_r"][0].as_u64().unwrap() ^ 1).into());
+    let e = spec(Kind::Porep).prepare(&changed).expect_err("refused").to_string();
+    assert!(e.contains("do not match their public data"), "{e}");
+    // The other kinds read their whole input in every partition.
+    assert!(spec(Kind::WindowPost).prepare(&fixture.window).unwrap().is_none());
+}
+
 /// The error of partition 0 of `input` for `spec`, as text.
 fn error(spec: FilecoinSpec, input: &[u8]) -> String {
     match spec.instance(input, 0) {

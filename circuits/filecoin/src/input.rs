@@ -14,8 +14,10 @@
 //!
 //! Before a circuit is built its vanilla proofs are checked against the public data with
 //! filecoin-proofs' vanilla verifiers, so a mismatch is an error, never an unsatisfied
-//! circuit or a wrong proof. The one exception is `synthetic-porep`, whose circuit is
-//! unsatisfied by design and which only benchmarks take.
+//! circuit or a wrong proof: a PoRep's once for the whole job when it is prepared
+//! ([`Input::prepare`]: one input per partition, its own vanilla proofs alone). The one
+//! exception is `synthetic-porep`, whose circuit is unsatisfied by design and which only
+//! benchmarks take.
 
 use std::collections::BTreeMap;
 
@@ -185,7 +187,24 @@ pub struct Porep<Tree: 'static + MerkleTreeTrait> {
     pub seal: SealProof,
     /// Whether it is synthetic (its vanilla proofs are then not checked: they prove nothing).
     pub synthetic: bool,
+    /// For one partition of a prepared job: which, of how many; `c1` then holds only its
+    /// vanilla proofs, which were checked with the whole job's.
+    pub prepared: Option<Prepared>,
 }
+
+/// One partition of a job whose input was prepared ([`prepare`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prepared {
+    /// The partition.
+    pub partition: usize,
+    /// The job's partitions.
+    pub partitions: usize,
+}
+
+/// What a prepared partition's input starts with: `bellhop-prepared-partition K N real|synthetic\n`,
+/// then the C1 output of that partition alone in filecoin-proofs-api's form. No C1 JSON
+/// starts so, and [`Input::parse`] refuses it from anyone but [`Input::parse_prepared`].
+const PREPARED: &[u8] = b"bellhop-prepared-partition ";
 
 impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Porep<Tree> {
     fn public(&self) -> PorepPublic {
@@ -258,8 +277,21 @@ fn expected(kind: Kind) -> &'static str {
 }
 
 impl Input {
-    /// Parses `bytes` as the input of `spec`.
+    /// Parses `bytes` as the input of `spec`. A prepared partition's input is not one.
     pub fn parse(spec: FilecoinSpec, bytes: &[u8]) -> Result<Self, FilecoinError> {
+        if bytes.starts_with(PREPARED) {
+            return Err(FilecoinError::Input {
+                spec,
+                expected: expected(spec.kind),
+                why: "it is one partition of a job Bellhop prepared, not an input".into(),
+            });
+        }
+        Self::parse_prepared(spec, bytes)
+    }
+
+    /// Parses `bytes` as the input of `spec`, or as one partition of a prepared job (the
+    /// jobs' inputs inside Bellhop).
+    pub(crate) fn parse_prepared(spec: FilecoinSpec, bytes: &[u8]) -> Result<Self, FilecoinError> {
         if bytes.is_empty() {
             return Err(FilecoinError::Input {
                 spec,
@@ -278,6 +310,17 @@ impl Input {
         match self {
             Input::Base(typed) => typed.partitions(spec),
             Input::Gib32(typed) => typed.partitions(spec),
+        }
+    }
+
+    /// One input per partition, for its jobs: a PoRep's partitions each get a prepared
+    /// input with their own vanilla proofs, all of which are checked here, once for the
+    /// job (a synthetic one's were shape-checked when parsed); `None` for the other kinds,
+    /// whose every partition reads the whole input.
+    pub fn prepare(&self, spec: FilecoinSpec) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
+        match self {
+            Input::Base(typed) => typed.prepare(spec),
+            Input::Gib32(typed) => typed.prepare(spec),
         }
     }
 
@@ -374,6 +417,9 @@ where
                 }),
             }
         };
+        if let Some(rest) = bytes.strip_prefix(PREPARED) {
+            return Self::parse_partition(spec, rest);
+        }
         Ok(match spec.kind {
             Kind::SyntheticPorep => {
                 // One parse: the notice, the shape check and the C1 output read the value.
@@ -394,7 +440,12 @@ where
                     why: format!("it is damaged ({why}); make it again with `bellhop fil synthetic-c1`"),
                 })?;
                 let c1 = from_value(spec, file.get_mut("c1").map(serde_json::Value::take).unwrap_or_default())?;
-                Typed::Porep(Box::new(Porep { c1, seal: SealProof::bellhop(spec.sector_size), synthetic: true }))
+                Typed::Porep(Box::new(Porep {
+                    c1,
+                    seal: SealProof::bellhop(spec.sector_size),
+                    synthetic: true,
+                    prepared: None,
+                }))
             }
             Kind::Porep => {
                 let not_input = |why: String| FilecoinError::Input { spec, expected: expected(spec.kind), why };
@@ -424,11 +475,14 @@ where
                         };
                         let ApiC1 { comm_r, comm_d, replica_id, seed, ticket, .. } = api;
                         let c1 = SealCommitPhase1Output { vanilla_proofs, comm_r, comm_d, replica_id, seed, ticket };
-                        Porep { c1, seal, synthetic: false }
+                        Porep { c1, seal, synthetic: false, prepared: None }
                     }
-                    None => {
-                        Porep { c1: json(spec, &inner)?, seal: SealProof::bellhop(spec.sector_size), synthetic: false }
-                    }
+                    None => Porep {
+                        c1: json(spec, &inner)?,
+                        seal: SealProof::bellhop(spec.sector_size),
+                        synthetic: false,
+                        prepared: None,
+                    },
                 };
                 let first = porep
                     .c1
@@ -462,8 +516,75 @@ where
         })
     }
 
+    /// One partition of a prepared PoRep job: `K N real|synthetic`, a newline, and that
+    /// partition's C1 output in filecoin-proofs-api's form.
+    fn parse_partition(spec: FilecoinSpec, bytes: &[u8]) -> Result<Self, FilecoinError> {
+        let bad = |why: &str| FilecoinError::Input {
+            spec,
+            expected: expected(spec.kind),
+            why: format!("a prepared partition's input is damaged ({why})"),
+        };
+        let end = bytes.iter().position(|&b| b == b'\n').ok_or_else(|| bad("no header"))?;
+        let header = std::str::from_utf8(&bytes[..end]).map_err(|_| bad("its header is not text"))?;
+        let fields: Vec<&str> = header.split(' ').collect();
+        let [partition, partitions, kind] = fields[..] else { return Err(bad("its header is not `K N kind`")) };
+        let number = |text: &str| text.parse::<usize>().map_err(|_| bad("a partition is not a number"));
+        let prepared = Prepared { partition: number(partition)?, partitions: number(partitions)? };
+        let synthetic = match (kind, spec.kind) {
+            ("real", Kind::Porep) => false,
+            ("synthetic", Kind::SyntheticPorep) => true,
+            _ => return Err(bad(&format!("it is a {kind} PoRep's, not {spec}'s"))),
+        };
+        let api: ApiC1<Tree> = json(spec, &bytes[end + 1..])?;
+        let (size, seal) = SealProof::named(&api.registered_proof).map_err(|e| bad(&e))?;
+        if size != spec.sector_size {
+            return Err(FilecoinError::SectorSize { spec, found: size.to_string() });
+        }
+        let ApiC1 { mut vanilla_proofs, comm_r, comm_d, replica_id, seed, ticket, .. } = api;
+        let vanilla_proofs = vanilla_proofs.pop_first().map(|(_, proofs)| proofs).unwrap_or_default();
+        if vanilla_proofs.len() != 1 || prepared.partition >= prepared.partitions {
+            return Err(bad("it holds other than one partition's vanilla proofs"));
+        }
+        let c1 = SealCommitPhase1Output { vanilla_proofs, comm_r, comm_d, replica_id, seed, ticket };
+        Ok(Typed::Porep(Box::new(Porep { c1, seal, synthetic, prepared: Some(prepared) })))
+    }
+
+    fn prepare(&self, spec: FilecoinSpec) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
+        let Typed::Porep(porep) = self else { return Ok(None) };
+        let partitions = self.partitions(spec)?;
+        let (public, pp) = porep_public(spec, porep)?;
+        if !porep.synthetic {
+            porep_vanilla_check(spec, porep, &public, &pp)?;
+        }
+        let kind = if porep.synthetic { "synthetic" } else { "real" };
+        let name = porep.seal.name(spec.sector_size).map_err(fil(spec))?;
+        let inputs = (0..partitions)
+            .map(|k| {
+                let c1 = &porep.c1;
+                let api = ApiC1::<Tree> {
+                    registered_proof: name.clone(),
+                    vanilla_proofs: BTreeMap::from([(
+                        format!("StackedDrg{}V1", spec.sector_size),
+                        vec![c1.vanilla_proofs[k].clone()],
+                    )]),
+                    comm_r: c1.comm_r,
+                    comm_d: c1.comm_d,
+                    replica_id: c1.replica_id,
+                    seed: c1.seed,
+                    ticket: c1.ticket,
+                };
+                let mut bytes = PREPARED.to_vec();
+                bytes.extend_from_slice(format!("{k} {partitions} {kind}\n").as_bytes());
+                serde_json::to_writer(&mut bytes, &api).expect("C1 outputs serialize");
+                bytes
+            })
+            .collect();
+        Ok(Some(inputs))
+    }
+
     fn partitions(&self, spec: FilecoinSpec) -> Result<usize, FilecoinError> {
         match self {
+            Typed::Porep(porep) if porep.prepared.is_some() => Ok(porep.prepared.expect("matched").partitions),
             Typed::Porep(porep) => Ok(porep.c1.vanilla_proofs.len()),
             Typed::Post(post) => match spec.kind {
                 Kind::WindowPost => {
@@ -603,16 +724,46 @@ fn porep_instance<Tree: 'static + MerkleTreeTrait>(
 where
     FilecoinCircuit: From<PorepCircuit<Tree>>,
 {
+    let (public, pp) = porep_public(spec, porep)?;
+    // A prepared partition holds its own vanilla proofs alone, checked with the job's.
+    let proofs = match porep.prepared {
+        Some(prepared) if prepared.partition != k => {
+            return Err(FilecoinError::Partition { spec, index: k, count: prepared.partitions })
+        }
+        Some(_) => &porep.c1.vanilla_proofs[0],
+        None => &porep.c1.vanilla_proofs[k],
+    };
+    let inputs = StackedCompound::<Tree, Sha256Hasher>::generate_public_inputs(&public, &pp.vanilla_params, Some(k))
+        .map_err(fil(spec))?;
+    if build == Build::PublicInputs {
+        return Ok((None, inputs));
+    }
+    if !porep.synthetic && porep.prepared.is_none() {
+        porep_vanilla_check(spec, porep, &public, &pp)?;
+    }
+    let circuit = PorepCircuit::new(&public, proofs, &pp.vanilla_params, k).map_err(fil(spec))?;
+    Ok((Some(circuit.into()), inputs))
+}
+
+/// PoRep's public inputs.
+type PorepPublicInputs<Tree> =
+    stacked::PublicInputs<<<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain, <Sha256Hasher as Hasher>::Domain>;
+
+/// PoRep's compound public parameters.
+type PorepParams<Tree> = compound_proof::PublicParams<'static, StackedDrg<'static, Tree, Sha256Hasher>>;
+
+/// A PoRep's public inputs and compound parameters, its partition count checked.
+fn porep_public<Tree: 'static + MerkleTreeTrait>(
+    spec: FilecoinSpec,
+    porep: &Porep<Tree>,
+) -> Result<(PorepPublicInputs<Tree>, PorepParams<Tree>), FilecoinError> {
     let Porep { c1, seal, .. } = porep;
     let config = porep_config(spec.sector_size, Some(seal.porep_id), Some(seal.api_version)).map_err(fil(spec))?;
-    if c1.vanilla_proofs.len() != usize::from(config.partitions) {
+    let partitions = porep.prepared.map_or(c1.vanilla_proofs.len(), |p| p.partitions);
+    if partitions != usize::from(config.partitions) {
         return Err(mismatch(
             spec,
-            format!(
-                "{} partitions of vanilla proofs, {spec} has {}",
-                c1.vanilla_proofs.len(),
-                usize::from(config.partitions)
-            ),
+            format!("{partitions} partitions of vanilla proofs, {spec} has {}", usize::from(config.partitions)),
         ));
     }
     let public = stacked::PublicInputs {
@@ -626,18 +777,23 @@ where
         seed: Some(c1.seed),
     };
     let pp = porep_public_params::<Tree>(&config).map_err(fil(spec))?;
-    let inputs = StackedCompound::<Tree, Sha256Hasher>::generate_public_inputs(&public, &pp.vanilla_params, Some(k))
-        .map_err(fil(spec))?;
-    if build == Build::PublicInputs {
-        return Ok((None, inputs));
-    }
-    // StackedDrg verifies only all partitions together (its single-partition `verify` is
-    // unimplemented), so each partition's job checks every partition.
-    if !porep.synthetic
-        && !vanilla_checked(spec, || {
-            StackedDrg::<Tree, Sha256Hasher>::verify_all_partitions(&pp.vanilla_params, &public, &c1.vanilla_proofs)
-        })?
-        .map_err(fil(spec))?
+    Ok((public, pp))
+}
+
+/// Checks every partition's vanilla proofs of a whole PoRep C1 output against its public
+/// data: StackedDrg verifies only all partitions together (its single-partition `verify`
+/// is unimplemented).
+fn porep_vanilla_check<Tree: 'static + MerkleTreeTrait>(
+    spec: FilecoinSpec,
+    porep: &Porep<Tree>,
+    public: &PorepPublicInputs<Tree>,
+    pp: &PorepParams<Tree>,
+) -> Result<(), FilecoinError> {
+    let vanilla = &porep.c1.vanilla_proofs;
+    if !vanilla_checked(spec, || {
+        StackedDrg::<Tree, Sha256Hasher>::verify_all_partitions(&pp.vanilla_params, public, vanilla)
+    })?
+    .map_err(fil(spec))?
     {
         return Err(mismatch(
             spec,
@@ -645,8 +801,7 @@ where
              registered proof (StackedDrg<size>V1_1 where it names none)",
         ));
     }
-    let circuit = PorepCircuit::new(&public, &c1.vanilla_proofs[k], &pp.vanilla_params, k).map_err(fil(spec))?;
-    Ok((Some(circuit.into()), inputs))
+    Ok(())
 }
 
 fn post_instance<Tree: 'static + MerkleTreeTrait>(

@@ -444,8 +444,19 @@ impl FilecoinSpec {
         self.partition_of(input, partition)?.public_inputs(self, partition)
     }
 
+    /// One input per partition of `input`, for the jobs that prove it: a PoRep's each hold
+    /// their partition's vanilla proofs alone, all of which are checked here once for the
+    /// job, so that no partition parses or checks the others; `None` for the other kinds,
+    /// whose partitions each read the whole input.
+    pub fn prepare(self, input: &[u8]) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
+        if !matches!(self.kind, Kind::Porep | Kind::SyntheticPorep) {
+            return Ok(None);
+        }
+        Input::parse(self, input)?.prepare(self)
+    }
+
     fn partition_of(self, input: &[u8], partition: usize) -> Result<Input, FilecoinError> {
-        let input = Input::parse(self, input)?;
+        let input = Input::parse_prepared(self, input)?;
         let count = input.partitions(self)?;
         if partition >= count {
             return Err(FilecoinError::Partition { spec: self, index: partition, count });
