@@ -192,20 +192,16 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The id of a new job for `request_id` and `digest`: the request id itself unless a job
-/// not ended holds it, else the request id with as much of the digest as makes it free.
+/// not ended holds it, else the request id with as much of the digest as makes it free
+/// (and a count after it, should a caller have taken even that id for another job).
 fn free_job_id(state: &scheduler::State, request_id: &Arc<str>, digest: &[u8; 32]) -> Arc<str> {
     let free = |id: &str| state.job_named(id).is_none_or(|job| job.ended.is_some());
     if free(request_id) {
         return Arc::clone(request_id);
     }
-    [4, 8, 32]
-        .into_iter()
-        .map(|bytes| format!("{request_id}~{}", hex(&digest[..bytes])))
-        .find(|id| free(id))
-        // Only a job of this very request id and digest could hold the last one, and that
-        // one is answered again or has ended.
-        .unwrap_or_else(|| format!("{request_id}~{}", hex(digest)))
-        .into()
+    let with_digest = [4, 8, 32].into_iter().map(|bytes| format!("{request_id}~{}", hex(&digest[..bytes])));
+    let counted = (2u64..).map(|n| format!("{request_id}~{}-{n}", hex(digest)));
+    with_digest.chain(counted).find(|id| free(id)).expect("finitely many jobs hold ids").into()
 }
 
 /// A `/proc` field in kB, in bytes (0 where unknown).

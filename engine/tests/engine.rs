@@ -142,6 +142,32 @@ async fn a_repeated_request_is_the_same_job_and_another_payload_under_its_id_is_
     assert_eq!(engine.status().completed, 2);
 }
 
+/// A request id may be anything, another job's derived id included: each job keeps an id
+/// of its own, and every one is proved.
+#[tokio::test]
+async fn request_ids_shaped_like_derived_ones_take_no_other_jobs_id() {
+    // The id `x` with a second payload takes, while the first holds `x`.
+    let derived = {
+        let engine = engine(1, 3.0);
+        engine.submit(with_id("x", request(SMALL, 1))).unwrap();
+        engine.submit(with_id("x", request(SMALL, 2))).unwrap().job_id
+    };
+    let engine = engine(1, 3.0);
+    // A caller names its own job so first; then the two payloads come under `x`.
+    let squatter = engine.submit(with_id(&derived, request(SMALL, 3))).unwrap();
+    assert_eq!(squatter.job_id, derived);
+    let first = engine.submit(with_id("x", request(SMALL, 1))).unwrap();
+    let second = engine.submit(with_id("x", request(SMALL, 2))).unwrap();
+    assert!(second.job_id.starts_with(&derived) && second.job_id != derived, "{}", second.job_id);
+    for (submitted, partitions) in [(&squatter, 3), (&first, 1), (&second, 2)] {
+        let Waited::Done(Outcome::Completed { proof, .. }) = engine.wait_for(submitted, None).await.unwrap() else {
+            panic!("{} did not complete", submitted.job_id)
+        };
+        assert_eq!(proof.len(), partitions * 192, "{}", submitted.job_id);
+        assert!(matches!(outcome(&engine, &submitted.job_id).await, Outcome::Completed { proof: p, .. } if p == proof));
+    }
+}
+
 /// A parameter directory holding a copy of `circuit`'s file with one point damaged, as a
 /// half-fetched file would be: its sections' counts are whole, so a job is accepted, and
 /// it fails when the set is read. Returns the directory and the file's good bytes.
