@@ -113,7 +113,7 @@ pub enum SectorSize {
     Mib8,
     /// 512 MiB (test networks).
     Mib512,
-    /// 32 GiB (mainnet; about 200 GB of memory to prove).
+    /// 32 GiB (mainnet; a PoRep C2 peaked at 78.5 GiB of host memory, docs/BENCHMARKS.md).
     Gib32,
 }
 
@@ -500,7 +500,7 @@ mod tests {
             "empty-sector-update-merkletree-poseidon_hasher-8-0-0-fb9e095bebdd77511c0269b967b4d87ba8b8a525edaa0e165de23ba454510194"
         );
         // Every kind and size names published parameters (32 GiB included: its circuits
-        // need about 200 GB to prove, so only their shapes are checked here).
+        // take tens of GiB to prove, so only their names are checked here).
         let published = &storage_proofs_core::parameter_cache::PARAMETERS;
         for kind in [Kind::Porep, Kind::WinningPost, Kind::WindowPost, Kind::Snap] {
             for sector_size in SectorSize::ALL {
