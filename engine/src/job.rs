@@ -112,8 +112,11 @@ impl JobRequest {
     /// A request for every partition of `input` of `circuit`, prepared (decoded, its
     /// vanilla proofs checked, split per partition where that is worth it).
     pub fn new(circuit: CircuitSpec, input: Vec<u8>) -> Result<Self, WitnessError> {
-        let partitions = circuit.partitions(&input)?;
         let prepared = circuit.prepare(&input)?;
+        let partitions = match &prepared {
+            Some(each) => each.len(),
+            None => circuit.partitions(&input)?,
+        };
         Ok(Self { request_id: None, circuit, input, partitions, priority: None, prepared })
     }
 

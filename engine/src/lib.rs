@@ -43,7 +43,7 @@ pub use params::{InUse, ParamStatus};
 
 use crate::{
     budget::Budget,
-    journal::{Accepted, Journal},
+    journal::{hex, Accepted, Journal},
     metrics::{Metrics, Snapshot},
     params::ParamCache,
     scheduler::{Inputs, JobEntry, Shared, State},
@@ -185,10 +185,6 @@ fn new_job_id() -> String {
     let bits: u128 = rand::random();
     let hex = format!("{bits:032x}");
     format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The id of a new job for `request_id` and `digest`: the request id itself unless a job
@@ -485,7 +481,7 @@ impl Engine {
             .map(|job| RunningJob {
                 job_id: job.id.to_string(),
                 kind: job.kind,
-                partitions_done: job.proofs.iter().filter(|p| p.is_some()).count(),
+                partitions_done: job.partitions_done(),
                 partitions: job.proofs.len(),
                 elapsed_seconds: job.started.map_or(0.0, |at| at.elapsed().as_secs_f64()),
             })

@@ -105,6 +105,11 @@ impl JobEntry {
         }
     }
 
+    /// Partitions proved.
+    pub(crate) fn partitions_done(&self) -> usize {
+        self.proofs.iter().filter(|p| p.is_some()).count()
+    }
+
     /// Whether a request for this job's request id and payload is this job again: while
     /// it runs or once it completed; after it failed or was cancelled it runs anew.
     pub(crate) fn answers_again(&self) -> bool {
@@ -548,7 +553,7 @@ impl Shared {
         job.timings.proving += took;
         job.proofs[key.partition] = Some(proof);
         job.inputs.proved(key.partition);
-        let done = job.proofs.iter().filter(|p| p.is_some()).count();
+        let done = job.partitions_done();
         tracing::info!(
             job = %job.id,
             "partition {} of {} proved and verified in {took:.2?} ({done} of {} done)",

@@ -57,8 +57,11 @@ impl Workload {
             None if spec.reads_input() => bail!("{spec} reads its witness from a file: give it with --input FILE"),
             None => Vec::new(),
         };
-        let partitions = spec.partitions(&input)?;
         let prepared = spec.prepare(&input)?;
+        let partitions = match &prepared {
+            Some(each) => each.len(),
+            None => spec.partitions(&input)?,
+        };
         Ok(Self { spec, input, partitions, prepared })
     }
 

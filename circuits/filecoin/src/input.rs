@@ -206,6 +206,33 @@ pub struct Prepared {
 /// starts so, and [`Input::parse`] refuses it from anyone but [`Input::parse_prepared`].
 const PREPARED: &[u8] = b"bellhop-prepared-partition ";
 
+impl<Tree: 'static + MerkleTreeTrait> Porep<Tree> {
+    /// The job's partitions (a prepared partition's input holds one of them).
+    fn partitions(&self) -> usize {
+        self.prepared.map_or(self.c1.vanilla_proofs.len(), |p| p.partitions)
+    }
+
+    /// The C1 output in filecoin-proofs-api's form with `vanilla_proofs` in place of its
+    /// own, `registered_proof` naming the graph.
+    fn api(
+        &self,
+        size: SectorSize,
+        registered_proof: &str,
+        vanilla_proofs: Vec<Vec<VanillaSealProof<Tree>>>,
+    ) -> ApiC1<Tree> {
+        let c1 = &self.c1;
+        ApiC1 {
+            registered_proof: registered_proof.into(),
+            vanilla_proofs: BTreeMap::from([(format!("StackedDrg{size}V1"), vanilla_proofs)]),
+            comm_r: c1.comm_r,
+            comm_d: c1.comm_d,
+            replica_id: c1.replica_id,
+            seed: c1.seed,
+            ticket: c1.ticket,
+        }
+    }
+}
+
 impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Porep<Tree> {
     fn public(&self) -> PorepPublic {
         PorepPublic {
@@ -219,16 +246,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Porep<Tree> {
     /// The C1 output in filecoin-proofs-api's form, as Curio and lotus-bench hold it, with
     /// `registered_proof` (StackedDrg<size>V1 or V1_1) naming the graph it was sealed with.
     pub fn to_api_json(&self, size: SectorSize, registered_proof: &str) -> Vec<u8> {
-        let c1 = &self.c1;
-        let api = ApiC1::<Tree> {
-            registered_proof: registered_proof.into(),
-            vanilla_proofs: BTreeMap::from([(format!("StackedDrg{size}V1"), c1.vanilla_proofs.clone())]),
-            comm_r: c1.comm_r,
-            comm_d: c1.comm_d,
-            replica_id: c1.replica_id,
-            seed: c1.seed,
-            ticket: c1.ticket,
-        };
+        let api = self.api(size, registered_proof, self.c1.vanilla_proofs.clone());
         serde_json::to_vec(&api).expect("C1 outputs serialize")
     }
 }
@@ -560,19 +578,7 @@ where
         let name = porep.seal.name(spec.sector_size).map_err(fil(spec))?;
         let inputs = (0..partitions)
             .map(|k| {
-                let c1 = &porep.c1;
-                let api = ApiC1::<Tree> {
-                    registered_proof: name.clone(),
-                    vanilla_proofs: BTreeMap::from([(
-                        format!("StackedDrg{}V1", spec.sector_size),
-                        vec![c1.vanilla_proofs[k].clone()],
-                    )]),
-                    comm_r: c1.comm_r,
-                    comm_d: c1.comm_d,
-                    replica_id: c1.replica_id,
-                    seed: c1.seed,
-                    ticket: c1.ticket,
-                };
+                let api = porep.api(spec.sector_size, &name, vec![porep.c1.vanilla_proofs[k].clone()]);
                 let mut bytes = PREPARED.to_vec();
                 bytes.extend_from_slice(format!("{k} {partitions} {kind}\n").as_bytes());
                 serde_json::to_writer(&mut bytes, &api).expect("C1 outputs serialize");
@@ -584,8 +590,7 @@ where
 
     fn partitions(&self, spec: FilecoinSpec) -> Result<usize, FilecoinError> {
         match self {
-            Typed::Porep(porep) if porep.prepared.is_some() => Ok(porep.prepared.expect("matched").partitions),
-            Typed::Porep(porep) => Ok(porep.c1.vanilla_proofs.len()),
+            Typed::Porep(porep) => Ok(porep.partitions()),
             Typed::Post(post) => match spec.kind {
                 Kind::WindowPost => {
                     Ok(get_num_partition_for_fallback_post(&post_config(spec).map_err(fil(spec))?, post.sectors.len()))
@@ -759,7 +764,7 @@ fn porep_public<Tree: 'static + MerkleTreeTrait>(
 ) -> Result<(PorepPublicInputs<Tree>, PorepParams<Tree>), FilecoinError> {
     let Porep { c1, seal, .. } = porep;
     let config = porep_config(spec.sector_size, Some(seal.porep_id), Some(seal.api_version)).map_err(fil(spec))?;
-    let partitions = porep.prepared.map_or(c1.vanilla_proofs.len(), |p| p.partitions);
+    let partitions = porep.partitions();
     if partitions != usize::from(config.partitions) {
         return Err(mismatch(
             spec,
