@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Filecoin end to end at 2 KiB, from real inputs: a sector sealed by filecoin-proofs
-# (`bellhop fil seal`), its SnapDeals update and PoSt vanilla proofs; parameters under
+# (`bellhop fil seal`), its SnapDeals update and PoSt vanilla proofs, and a second sector
+# sealed as Curio's UseSyntheticPoRep seals (`porep-synthetic`: proved as porep:2KiB from
+# its C1 output, StackedDrg2KiBV1_1_Feat_SyntheticPoRep); parameters under
 # filecoin-proofs' names (generated once, then reused); every circuit proved by Bellhop,
 # verified by filecoin-proofs (verify_seal, the update verifier, the PoSt verifiers), and
 # proved again by filecoin-proofs' own prover in the same run for the times beside.
@@ -12,7 +14,7 @@
 # Not in CI: on 2 cores PoRep's parameters alone take about 10 minutes to generate, so they
 # are kept in PARAMS (default: the bellhop cache directory's filecoin-params).
 # Environment: BELLHOP (binary; default: built with cargo), BACKEND (default cpu), STRATEGY
-# (default baseline), CIRCUITS (default "porep snap winning-post window-post"), WORK.
+# (default baseline), CIRCUITS (default "porep porep-synthetic snap winning-post window-post"), WORK.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ -z "${BELLHOP:-}" ]]; then
@@ -39,16 +41,20 @@ if [[ ! -f "$sector/sector.json" ]]; then
     fil winning-post "$sector" --seed 3 --out "$work/winning-post.json"
     fil window-post "$sector" --seed 4 --out "$work/window-post.json"
 fi
+synthetic="$work/sector-synthetic-porep"
+[[ -f "$synthetic/sector.json" ]] || fil seal "$synthetic" --sector-size 2KiB --seed 5 --synthetic-porep
 cp "$sector/c1.json" "$work/porep.json"
+cp "$synthetic/c1.json" "$work/porep-synthetic.json"
 
 status=0
 summary="$work/summary.txt"
 printf '%-18s %10s %12s %18s  %s\n' circuit "params s" "bellhop s" "filecoin-proofs s" "filecoin-proofs' verifier" >"$summary"
-for circuit in ${CIRCUITS:-porep snap winning-post window-post}; do
-    spec="$circuit:2KiB"
+for circuit in ${CIRCUITS:-porep porep-synthetic snap winning-post window-post}; do
+    spec="${circuit%-synthetic}:2KiB"
     input="$work/$circuit.json"
     sector_arg=()
     [[ $circuit == porep ]] && sector_arg=(--sector "$sector")
+    [[ $circuit == porep-synthetic ]] && sector_arg=(--sector "$synthetic")
     echo "== $spec"
     gen=reused
     if [[ ! -f "$("$bh" --config "$config" params path "$spec")" ]]; then
@@ -65,7 +71,7 @@ for circuit in ${CIRCUITS:-porep snap winning-post window-post}; do
     fil reference "$spec" --input "$input" --out "$work/$circuit.reference.proof" "${sector_arg[@]}"
     theirs=$(since "$t0")
     fil verify "$spec" --input "$input" --proof "$work/$circuit.reference.proof" "${sector_arg[@]}" || status=1
-    printf '%-18s %10s %12s %18s  %s\n' "$spec" "$gen" "$ours" "$theirs" "$(echo "$verdict" | grep -o 'accepted\|REJECTED')" >>"$summary"
+    printf '%-18s %10s %12s %18s  %s\n' "$circuit:2KiB" "$gen" "$ours" "$theirs" "$(echo "$verdict" | grep -o 'accepted\|REJECTED')" >>"$summary"
 done
 echo "== summary (process wall times; Bellhop's includes loading the parameters and verifying)"
 cat "$summary"

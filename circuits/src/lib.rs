@@ -10,7 +10,7 @@
 //!
 //! Together they reach from about 2^10 to 2^24 constraints and beyond. With the
 //! `filecoin` feature (on by default) the catalog also has Filecoin's circuits
-//! (`porep`, `winning-post`, `window-post`, `snap` at `2KiB`, `8MiB`, `512MiB`, `32GiB`;
+//! (`porep`, `winning-post`, `window-post`, `snap` at `2KiB`, `8MiB`, `512MiB`, `32GiB`, `64GiB`;
 //! see `bellhop-filecoin`), whose witness is partition `seed` of a job's input.
 
 mod chain;

@@ -5,7 +5,7 @@ use std::{fs, path::PathBuf, process::ExitCode, time::Instant};
 
 use anyhow::{bail, Context as _, Result};
 use bellhop_circuits::CircuitSpec;
-use bellhop_filecoin::{curio, make, reference, synthetic, verify, FilecoinSpec, Kind, SectorSize};
+use bellhop_filecoin::{curio, make, reference, synthetic, verify, ApiFeature, FilecoinSpec, Kind, SectorSize};
 
 use super::Context;
 
@@ -26,6 +26,11 @@ pub(super) enum Command {
         /// Sectors proved together in a PoSt have one miner.
         #[arg(long, default_value_t = 1000)]
         miner: u64,
+        /// Seal with StackedDrg<size>V1_1_Feat_SyntheticPoRep, as Curio's
+        /// `UseSyntheticPoRep` does (its synthetic proofs made after PreCommit), instead
+        /// of StackedDrg<size>V1_1.
+        #[arg(long)]
+        synthetic_porep: bool,
     },
     /// WinningPoSt vanilla proofs of sealed sectors: the input of winning-post:SIZE.
     WinningPost(PostArgs),
@@ -153,8 +158,9 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
     );
     let start = Instant::now();
     match command {
-        Command::Seal { dir, sector_size, seed, miner } => {
-            let sector = make::seal(&dir, sector_size, seed, miner)?;
+        Command::Seal { dir, sector_size, seed, miner, synthetic_porep } => {
+            let feature = synthetic_porep.then_some(ApiFeature::SyntheticPoRep);
+            let sector = make::seal(&dir, sector_size, seed, miner, feature)?;
             println!(
                 "sealed sector {} ({sector_size}) in {} in {:.1} s; C1 output: {}",
                 sector.sector_id,

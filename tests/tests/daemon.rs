@@ -69,7 +69,7 @@ fn fixture() -> &'static Fixture {
         let sectors: Vec<PathBuf> = (1..=3)
             .map(|seed| {
                 let sector = dir.join(format!("sector-{seed}"));
-                make::seal(&sector, SectorSize::Kib2, seed, 1000).unwrap();
+                make::seal(&sector, SectorSize::Kib2, seed, 1000, None).unwrap();
                 sector
             })
             .collect();
@@ -327,8 +327,12 @@ fn duplicates_timeouts_cancellation_eviction_and_bad_requests() {
         assert_eq!(code, Code::NotFound);
         let (code, _) = code_of(client.cancel_proof(CancelProofRequest { job_id: "nope".into() })).await;
         assert_eq!(code, Code::NotFound);
-        let (code, _) = code_of(client.preload_srs(PreloadSrsRequest { circuit_id: "porep-64g".into() })).await;
+        let (code, _) = code_of(client.preload_srs(PreloadSrsRequest { circuit_id: "porep-128g".into() })).await;
         assert_eq!(code, Code::InvalidArgument);
+        // 64 GiB is a size Bellhop proves: only its parameters are missing here.
+        let (code, message) = code_of(client.preload_srs(PreloadSrsRequest { circuit_id: "porep-64g".into() })).await;
+        assert_eq!(code, Code::FailedPrecondition, "{message}");
+        assert!(message.contains("v28-stacked-proof-of-replication") && message.contains("porep:64GiB"), "{message}");
 
         for filler in ["filler-1", "filler-2"] {
             let done = client.await_proof(AwaitProofRequest { job_id: filler.into(), timeout_ms: 0 }).await.unwrap();

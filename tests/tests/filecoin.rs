@@ -10,14 +10,14 @@ use std::{
 
 use base64::Engine as _;
 use bellhop_circuits::CircuitSpec;
-use bellhop_filecoin::{make, synthetic, verify, FilecoinSpec, Kind, SectorSize};
+use bellhop_filecoin::{curio, make, synthetic, verify, ApiFeature, FilecoinSpec, Kind, SectorSize};
 use bellhop_host::{
     config::Config,
     params::{self, Srs},
     pipeline::{self, PipelineOptions, Randomness},
     session::{load_params, Session},
 };
-use bellhop_plugin_sdk::strategy::Job;
+use bellhop_plugin_sdk::{cast_slice, strategy::Job};
 use bellhop_tests::{build_dir, built_library};
 use bellperson::groth16::generate_random_parameters;
 use blstrs::{Bls12, Scalar};
@@ -32,6 +32,9 @@ struct Fixture {
     window: Vec<u8>,
     snap: Vec<u8>,
     c1: Vec<u8>,
+    /// The C1 output of a fourth sector, sealed with StackedDrg2KiBV1_1_Feat_SyntheticPoRep.
+    synthetic_porep_c1: Vec<u8>,
+    synthetic_porep_sector: make::SealedSector,
 }
 
 fn spec(kind: Kind) -> FilecoinSpec {
@@ -47,11 +50,16 @@ fn fixture() -> &'static Fixture {
         let sectors: Vec<PathBuf> = (1..=3)
             .map(|seed| {
                 let sector = dir.join(format!("sector-{seed}"));
-                make::seal(&sector, SectorSize::Kib2, seed, 1).unwrap();
+                make::seal(&sector, SectorSize::Kib2, seed, 1, None).unwrap();
                 sector
             })
             .collect();
+        let synthetic_porep = dir.join("sector-synthetic-porep");
+        let synthetic_porep_sector =
+            make::seal(&synthetic_porep, SectorSize::Kib2, 4, 1, Some(ApiFeature::SyntheticPoRep)).unwrap();
         Fixture {
+            synthetic_porep_sector,
+            synthetic_porep_c1: fs::read(synthetic_porep.join(make::C1_FILE)).unwrap(),
             winning: make::post(spec(Kind::WinningPost), &sectors, 7).unwrap(),
             window: make::post(spec(Kind::WindowPost), &sectors, 8).unwrap(),
             snap: make::snap(&sectors[2], 9).unwrap(),
@@ -255,6 +263,45 @@ fn prepared_porep_partitions_are_the_whole_inputs_and_nothing_else() {
     assert!(e.contains("do not match their public data"), "{e}");
     // The other kinds read their whole input in every partition.
     assert!(spec(Kind::WindowPost).prepare(&fixture.window).unwrap().is_none());
+}
+
+/// Curio's SyntheticPoRep (`UseSyntheticPoRep`): a sector sealed with
+/// StackedDrg2KiBV1_1_Feat_SyntheticPoRep proves as `porep:2KiB`. Each partition's witness
+/// satisfies its circuit, whose public inputs are those filecoin-proofs' verifier computes
+/// for that registered proof, so its proof verifies with any parameters of the circuit
+/// (proved and checked by `verify_seal` in scripts/filecoin-e2e.sh: PoRep's parameters take
+/// too long to make here). Read as the interactive proof, its vanilla proofs are refused.
+#[test]
+fn synthetic_porep_sectors_are_proved_as_porep() {
+    let fixture = fixture();
+    let c1 = &fixture.synthetic_porep_c1;
+    let porep = spec(Kind::Porep);
+    let circuit = CircuitSpec::Filecoin(porep);
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(c1).unwrap()["registered_proof"],
+        "StackedDrg2KiBV1_1_Feat_SyntheticPoRep"
+    );
+    let prepared = circuit.prepare(c1).unwrap().expect("a PoRep is prepared per partition");
+    assert_eq!(prepared.len(), 1);
+    for (k, own) in prepared.iter().enumerate() {
+        let job = Job { circuit: porep.to_string().into(), seed: k as u64, input: own.clone().into() };
+        let assignment = bellhop_synthesis_kit::synthesize_directly(circuit, &job).unwrap();
+        let [a, b, c]: [&[Scalar]; 3] = [&assignment.a, &assignment.b, &assignment.c].map(|v| cast_slice(v));
+        let unsatisfied = (0..a.len()).find(|&i| a[i] * b[i] != c[i]);
+        assert_eq!(unsatisfied, None, "partition {k}: a constraint is unsatisfied");
+        let inputs: &[Scalar] = cast_slice(&assignment.inputs);
+        assert_eq!(inputs[1..], circuit.public_inputs(k as u64, c1).unwrap(), "partition {k}'s public inputs");
+    }
+    let interactive = edited(c1, |v| v["registered_proof"] = "StackedDrg2KiBV1_1".into());
+    let e = porep.prepare(&interactive).expect_err("refused").to_string();
+    assert!(e.contains("do not match their public data"), "{e}");
+    // Curio's request for it (RegisteredProof 10, its C1 output wrapped) is taken.
+    let [request] = &curio::requests(porep, c1, Some(&fixture.synthetic_porep_sector)).unwrap()[..] else {
+        panic!("one request")
+    };
+    assert_eq!(request.registered_proof, 10);
+    let decoded = request.decode().unwrap();
+    assert_eq!((decoded.spec, decoded.partitions), (porep, 1));
 }
 
 /// The error of partition 0 of `input` for `spec`, as text.

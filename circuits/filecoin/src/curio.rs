@@ -191,10 +191,8 @@ pub fn miner_id(prover_id: &[u8; 32]) -> Option<u64> {
 
 /// The sector size and API version of a `RegisteredPoStProof` (Go's numbering: Winning
 /// V1 0-4, Window V1 5-9, Window V1_1 10-14, which filecoin-proofs-api proves as V1_2,
-/// API 1.2.0).
+/// API 1.2.0; each run of five in the order of [`SectorSize::ALL`]).
 fn post_proof(kind: Kind, value: u64) -> Result<(SectorSize, ApiVersion), String> {
-    let sizes =
-        [Some(SectorSize::Kib2), Some(SectorSize::Mib8), Some(SectorSize::Mib512), Some(SectorSize::Gib32), None];
     let (first, version) = match (kind, value) {
         (Kind::WinningPost, 0..=4) => (0, ApiVersion::V1_0_0),
         (Kind::WindowPost, 5..=9) => (5, ApiVersion::V1_0_0),
@@ -206,21 +204,14 @@ fn post_proof(kind: Kind, value: u64) -> Result<(SectorSize, ApiVersion), String
             return Err(format!("{value} is not a WindowPoSt proof (10-14: StackedDrgWindow<size>V1_1, or 5-9 for V1)"))
         }
     };
-    let size = sizes[(value - first) as usize]
-        .ok_or_else(|| format!("{value} is for 64GiB sectors, which Bellhop does not prove"))?;
-    Ok((size, version))
+    Ok((SectorSize::ALL[(value - first) as usize], version))
 }
 
 /// The sector size of a `RegisteredUpdateProof` (0-4: StackedDrg<size>V1).
 fn update_proof(value: u64) -> Result<SectorSize, String> {
-    match value {
-        0 => Ok(SectorSize::Kib2),
-        1 => Ok(SectorSize::Mib8),
-        2 => Ok(SectorSize::Mib512),
-        3 => Ok(SectorSize::Gib32),
-        4 => Err("4 is for 64GiB sectors, which Bellhop does not prove".into()),
-        _ => Err(format!("{value} is not a SnapDeals proof (0-3: StackedDrg<size>V1 for 2KiB, 8MiB, 512MiB, 32GiB)")),
-    }
+    SectorSize::ALL.get(value as usize).copied().ok_or_else(|| {
+        format!("{value} is not a SnapDeals proof (0-4: StackedDrg<size>V1 for 2KiB, 8MiB, 512MiB, 32GiB, 64GiB)")
+    })
 }
 
 /// cuzk's name for the parameter set of `spec` (`porep-32g`, `wpost-2k`, `winning-512m`,
@@ -239,6 +230,7 @@ pub fn cuzk_circuit_id(spec: FilecoinSpec) -> String {
         SectorSize::Mib8 => "8m",
         SectorSize::Mib512 => "512m",
         SectorSize::Gib32 => "32g",
+        SectorSize::Gib64 => "64g",
     };
     format!("{kind}-{size}")
 }
@@ -258,7 +250,7 @@ pub fn from_cuzk_circuit_id(id: &str) -> Option<FilecoinSpec> {
 /// The Go numbering of the `RegisteredPoStProof` of `spec` (a PoSt circuit), as Curio
 /// sends it today (WindowPoSt V1_1).
 pub fn post_proof_number(spec: FilecoinSpec) -> u64 {
-    let index = SectorSize::ALL.iter().position(|s| *s == spec.sector_size).expect("every size is listed") as u64;
+    let index = spec.sector_size.index();
     match spec.kind {
         Kind::WinningPost => index,
         _ => 10 + index,
@@ -267,7 +259,7 @@ pub fn post_proof_number(spec: FilecoinSpec) -> u64 {
 
 /// The Go numbering of the `RegisteredUpdateProof` of sector size `size`.
 pub fn update_proof_number(size: SectorSize) -> u64 {
-    SectorSize::ALL.iter().position(|s| *s == size).expect("every size is listed") as u64
+    size.index()
 }
 
 fn bytes32(field: &str, bytes: &[u8]) -> Result<[u8; 32], PayloadError> {
@@ -337,7 +329,7 @@ impl Request {
             bad(
                 field,
                 format!(
-                    "SectorSize {} is not a sector size Bellhop proves (2KiB, 8MiB, 512MiB, 32GiB)",
+                    "SectorSize {} is not a sector size Bellhop proves (2KiB, 8MiB, 512MiB, 32GiB, 64GiB)",
                     wrapper.sector_size
                 ),
             )
@@ -416,8 +408,7 @@ impl Request {
         let comm_d_new = field32("comm_d_new", &self.comm_d_new)?;
         let partition_proofs: Vec<PartitionProof<Tree>> =
             bincode_each("vanilla_proofs", &self.vanilla_proofs, "SnapDeals PartitionProof of this sector size")?;
-        let config =
-            porep_config(spec.sector_size, None, None).map_err(|e| bad("registered_proof", format!("{e:#}")))?;
+        let config = porep_config(spec.sector_size).map_err(|e| bad("registered_proof", format!("{e:#}")))?;
         let partitions = usize::from(SectorUpdateConfig::from_porep_config(&config).update_partitions);
         if partition_proofs.len() != partitions {
             return Err(bad(
@@ -435,10 +426,7 @@ impl Request {
 /// `sector.json` for its number), WinningPoSt and SnapDeals one, WindowPoSt one per
 /// partition. The prover id must be a miner's ([`prover_id`]), as `bellhop fil seal` makes it.
 pub fn requests(spec: FilecoinSpec, input: &[u8], sector: Option<&SealedSector>) -> anyhow::Result<Vec<Request>> {
-    match input::Input::parse(spec, input)? {
-        input::Input::Base(typed) => requests_of(spec, typed, sector),
-        input::Input::Gib32(typed) => requests_of(spec, typed, sector),
-    }
+    input::with_typed!(input::Input::parse(spec, input)?, typed => requests_of(spec, typed, sector))
 }
 
 fn miner_of(prover: &[u8; 32]) -> anyhow::Result<u64> {
@@ -469,6 +457,8 @@ fn requests_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             };
             let mut request = Request::new(ProofKind::PorepSealCommit);
             request.vanilla_proof = serde_json::to_vec(&wrapper)?;
+            // As Curio sends it (`sn.ProofType`); the C1 output names it again, and that is read.
+            request.registered_proof = u64::from_le_bytes(porep.seal.porep_id[..8].try_into().expect("8 bytes"));
             request.sector_number = sector.sector_id;
             request.miner_id = miner_of(&sector.prover_id)?;
             Ok(vec![request])
@@ -564,9 +554,12 @@ mod tests {
         assert_eq!(post_proof(Kind::WindowPost, 13), Ok((SectorSize::Gib32, ApiVersion::V1_2_0)));
         assert_eq!(post_proof(Kind::WindowPost, 5), Ok((SectorSize::Kib2, ApiVersion::V1_0_0)));
         assert!(post_proof(Kind::WindowPost, 3).unwrap_err().contains("not a WindowPoSt proof"));
-        assert!(post_proof(Kind::WinningPost, 4).unwrap_err().contains("64GiB"));
-        assert!(post_proof(Kind::WindowPost, 14).unwrap_err().contains("64GiB"));
+        assert_eq!(post_proof(Kind::WinningPost, 4), Ok((SectorSize::Gib64, ApiVersion::V1_0_0)));
+        assert_eq!(post_proof(Kind::WindowPost, 9), Ok((SectorSize::Gib64, ApiVersion::V1_0_0)));
+        assert_eq!(post_proof(Kind::WindowPost, 14), Ok((SectorSize::Gib64, ApiVersion::V1_2_0)));
+        assert!(post_proof(Kind::WindowPost, 15).unwrap_err().contains("not a WindowPoSt proof"));
         assert_eq!(update_proof(1), Ok(SectorSize::Mib8));
+        assert_eq!(update_proof(4), Ok(SectorSize::Gib64));
         assert!(update_proof(9).is_err());
         for size in SectorSize::ALL {
             let window = FilecoinSpec { kind: Kind::WindowPost, sector_size: size };
@@ -584,7 +577,11 @@ mod tests {
             from_cuzk_circuit_id("wpost-2k"),
             Some(FilecoinSpec { kind: Kind::WindowPost, sector_size: SectorSize::Kib2 })
         );
-        assert_eq!(from_cuzk_circuit_id("porep-64g"), None);
+        assert_eq!(
+            from_cuzk_circuit_id("porep-64g"),
+            Some(FilecoinSpec { kind: Kind::Porep, sector_size: SectorSize::Gib64 })
+        );
+        assert_eq!(from_cuzk_circuit_id("porep-128g"), None);
         for size in SectorSize::ALL {
             for name in Kind::NAMES {
                 let spec = FilecoinSpec { kind: Kind::from_name(name).unwrap(), sector_size: size };

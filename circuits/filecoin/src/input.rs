@@ -28,12 +28,12 @@ use filecoin_hashers::{sha256::Sha256Hasher, Domain, Hasher};
 use filecoin_proofs::{
     as_safe_commitment, get_num_partition_for_fallback_post, parameters, partition_vanilla_proofs, Commitment,
     FallbackPoStSectorProof, PartitionProof, PoRepConfig, PoStConfig, PoStType, SealCommitPhase1Output,
-    SectorShape32GiB, SectorShapeBase, SectorUpdateConfig, Ticket, TreeRHasher, VanillaSealProof,
+    SectorShape32GiB, SectorShape64GiB, SectorShapeBase, SectorUpdateConfig, Ticket, TreeRHasher, VanillaSealProof,
     WINDOW_POST_CHALLENGE_COUNT, WINDOW_POST_SECTOR_COUNT, WINNING_POST_CHALLENGE_COUNT, WINNING_POST_SECTOR_COUNT,
 };
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use storage_proofs_core::{
-    api_version::ApiVersion,
+    api_version::{ApiFeature, ApiVersion},
     compound_proof::{self, CompoundProof},
     merkle::{MerkleProofTrait, MerkleTreeTrait},
     proof::ProofScheme,
@@ -127,55 +127,93 @@ struct RegisteredProbe {
     bellhop_synthetic: Option<serde::de::IgnoredAny>,
 }
 
-/// The graph a sector was sealed with: its registered proof's porep id and API version.
+/// Filecoin's registered seal proofs, as filecoin-proofs-api names and numbers them: the
+/// name's suffix after `StackedDrg<size>`, the number of its 2KiB entry (each size after
+/// it in the order of [`SectorSize::ALL`]), its API version and its feature.
+const REGISTERED_SEAL_PROOFS: [(&str, u64, ApiVersion, Option<ApiFeature>); 4] = [
+    ("V1", 0, ApiVersion::V1_0_0, None),
+    ("V1_1", 5, ApiVersion::V1_1_0, None),
+    ("V1_1_Feat_SyntheticPoRep", 10, ApiVersion::V1_1_0, Some(ApiFeature::SyntheticPoRep)),
+    ("V1_2_Feat_NonInteractivePoRep", 15, ApiVersion::V1_2_0, Some(ApiFeature::NonInteractivePoRep)),
+];
+
+/// The graph and challenges a sector was sealed with: its registered proof's porep id, API
+/// version and feature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SealProof {
     /// The porep id (the registered proof's number, little-endian, then zeros).
     pub porep_id: [u8; 32],
     /// The API version.
     pub api_version: ApiVersion,
+    /// SyntheticPoRep (its challenges drawn from the synthetic ones of PreCommit), or none.
+    pub feature: Option<ApiFeature>,
 }
 
 impl SealProof {
-    /// What `bellhop fil seal` seals with: StackedDrg<size>V1_1's id, API version 1.2.0.
+    /// What `bellhop fil seal` seals with by default: StackedDrg<size>V1_1's id, API
+    /// version 1.2.0.
     pub fn bellhop(size: SectorSize) -> Self {
-        Self { porep_id: size.porep_id(), api_version: API_VERSION }
+        Self { porep_id: size.porep_id(), api_version: API_VERSION, feature: None }
+    }
+
+    /// StackedDrg<size>V1_1, or with `feature` its registered variant.
+    pub fn registered(size: SectorSize, feature: Option<ApiFeature>) -> Self {
+        // Past V1, which has no features.
+        let (_, first, api_version, _) =
+            *REGISTERED_SEAL_PROOFS[1..].iter().find(|entry| entry.3 == feature).expect("every feature is registered");
+        let mut porep_id = [0; 32];
+        porep_id[..8].copy_from_slice(&(first + size.index()).to_le_bytes());
+        Self { porep_id, api_version, feature }
     }
 
     /// The registered seal proof named `name` (filecoin-proofs-api's `RegisteredSealProof`),
-    /// if Bellhop proves it: StackedDrg<size>V1 (ids 0-3, API 1.0.0) and V1_1 (5-8, API
-    /// 1.1.0) for 2KiB to 32GiB.
+    /// if Bellhop proves it: StackedDrg<size>V1 (API 1.0.0), V1_1 (1.1.0) and
+    /// V1_1_Feat_SyntheticPoRep (1.1.0) for every size.
     pub fn named(name: &str) -> Result<(SectorSize, Self), String> {
-        for (index, size) in SectorSize::ALL.into_iter().enumerate() {
-            let (id, api_version) = if name == format!("StackedDrg{size}V1") {
-                (index as u64, ApiVersion::V1_0_0)
-            } else if name == format!("StackedDrg{size}V1_1") {
-                (index as u64 + 5, ApiVersion::V1_1_0)
-            } else {
-                continue;
-            };
-            let mut porep_id = [0; 32];
-            porep_id[..8].copy_from_slice(&id.to_le_bytes());
-            return Ok((size, Self { porep_id, api_version }));
+        for size in SectorSize::ALL {
+            for (suffix, first, api_version, feature) in REGISTERED_SEAL_PROOFS {
+                if name != format!("StackedDrg{size}{suffix}") {
+                    continue;
+                }
+                if feature == Some(ApiFeature::NonInteractivePoRep) {
+                    return Err(format!(
+                        "registered proof `{name}` is a NonInteractivePoRep, whose proof is a SnarkPack aggregate of \
+                         its partitions' proofs, which Bellhop does not make yet: prove it with filecoin-proofs"
+                    ));
+                }
+                let mut porep_id = [0; 32];
+                porep_id[..8].copy_from_slice(&(first + size.index()).to_le_bytes());
+                return Ok((size, Self { porep_id, api_version, feature }));
+            }
         }
         Err(format!(
-            "registered proof `{name}` is not one Bellhop proves: StackedDrg<size>V1 and V1_1 for 2KiB, 8MiB, \
-             512MiB and 32GiB (not 64GiB, SyntheticPoRep or NonInteractivePoRep)"
+            "registered proof `{name}` is not one Bellhop proves: StackedDrg<size>V1, V1_1 and \
+             V1_1_Feat_SyntheticPoRep for 2KiB, 8MiB, 512MiB, 32GiB and 64GiB"
         ))
     }
-}
 
-impl SealProof {
     /// Its registered proof's name for sector size `size`.
     pub fn name(&self, size: SectorSize) -> anyhow::Result<String> {
         let mut id = [0u8; 8];
         id.copy_from_slice(&self.porep_id[..8]);
-        let index = SectorSize::ALL.iter().position(|s| *s == size).expect("every size is listed") as u64;
-        match u64::from_le_bytes(id) {
-            n if n == index && self.porep_id[8..] == [0; 24] => Ok(format!("StackedDrg{size}V1")),
-            n if n == index + 5 && self.porep_id[8..] == [0; 24] => Ok(format!("StackedDrg{size}V1_1")),
-            n => anyhow::bail!("porep id {n} is not StackedDrg{size}V1 or V1_1"),
-        }
+        let number = u64::from_le_bytes(id);
+        REGISTERED_SEAL_PROOFS
+            .iter()
+            .find(|(_, first, _, feature)| {
+                first + size.index() == number && *feature == self.feature && self.porep_id[8..] == [0; 24]
+            })
+            .map(|(suffix, ..)| format!("StackedDrg{size}{suffix}"))
+            .ok_or_else(|| anyhow::anyhow!("porep id {number} is no registered seal proof of {size} sectors"))
+    }
+
+    /// filecoin-proofs' configuration of a C2 of this graph for `size`.
+    pub fn config(&self, size: SectorSize) -> anyhow::Result<PoRepConfig> {
+        PoRepConfig::new_groth16_with_features(
+            size.bytes(),
+            self.porep_id,
+            self.api_version,
+            self.feature.into_iter().collect(),
+        )
     }
 }
 
@@ -280,7 +318,21 @@ pub enum Input {
     Base(Typed<SectorShapeBase>),
     /// For 32 GiB sectors.
     Gib32(Typed<SectorShape32GiB>),
+    /// For 64 GiB sectors.
+    Gib64(Typed<SectorShape64GiB>),
 }
+
+/// `$body` with `$typed` bound to the [`Typed`] input inside `$input`, whatever its shape.
+macro_rules! with_typed {
+    ($input:expr, $typed:ident => $body:expr) => {
+        match $input {
+            $crate::input::Input::Base($typed) => $body,
+            $crate::input::Input::Gib32($typed) => $body,
+            $crate::input::Input::Gib64($typed) => $body,
+        }
+    };
+}
+pub(crate) use with_typed;
 
 /// The expected input of a kind, for error messages.
 fn expected(kind: Kind) -> &'static str {
@@ -319,16 +371,14 @@ impl Input {
         }
         Ok(match spec.sector_size {
             SectorSize::Gib32 => Input::Gib32(Typed::parse(spec, bytes)?),
-            _ => Input::Base(Typed::parse(spec, bytes)?),
+            SectorSize::Gib64 => Input::Gib64(Typed::parse(spec, bytes)?),
+            SectorSize::Kib2 | SectorSize::Mib8 | SectorSize::Mib512 => Input::Base(Typed::parse(spec, bytes)?),
         })
     }
 
     /// How many partitions (so proofs) the input makes.
     pub fn partitions(&self, spec: FilecoinSpec) -> Result<usize, FilecoinError> {
-        match self {
-            Input::Base(typed) => typed.partitions(spec),
-            Input::Gib32(typed) => typed.partitions(spec),
-        }
+        with_typed!(self, typed => typed.partitions(spec))
     }
 
     /// One input per partition, for its jobs: a PoRep's partitions each get a prepared
@@ -336,19 +386,15 @@ impl Input {
     /// job (a synthetic one's were shape-checked when parsed); `None` for the other kinds,
     /// whose every partition reads the whole input.
     pub fn prepare(&self, spec: FilecoinSpec) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
-        match self {
-            Input::Base(typed) => typed.prepare(spec),
-            Input::Gib32(typed) => typed.prepare(spec),
-        }
+        with_typed!(self, typed => typed.prepare(spec))
     }
 
     /// For a PoRep input: what its public inputs are made of.
     pub fn porep_public(&self) -> Option<PorepPublic> {
-        match self {
-            Input::Base(Typed::Porep(porep)) => Some(porep.public()),
-            Input::Gib32(Typed::Porep(porep)) => Some(porep.public()),
+        with_typed!(self, typed => match typed {
+            Typed::Porep(porep) => Some(porep.public()),
             _ => None,
-        }
+        })
     }
 
     pub(crate) fn instance(&self, spec: FilecoinSpec, partition: usize) -> Result<Instance, FilecoinError> {
@@ -368,10 +414,7 @@ impl Input {
         k: usize,
         build: Build,
     ) -> Result<(Option<FilecoinCircuit>, Vec<Scalar>), FilecoinError> {
-        match self {
-            Input::Base(typed) => typed.build(spec, k, build),
-            Input::Gib32(typed) => typed.build(spec, k, build),
-        }
+        with_typed!(self, typed => typed.build(spec, k, build))
     }
 }
 
@@ -637,17 +680,10 @@ fn vanilla_checked<T>(spec: FilecoinSpec, verifier: impl FnOnce() -> T) -> Resul
     })
 }
 
-/// The PoRep configuration of `size` (StackedDrg<size>V1_1 and API 1.2.0 unless given).
-pub fn porep_config(
-    size: SectorSize,
-    porep_id: Option<[u8; 32]>,
-    api_version: Option<ApiVersion>,
-) -> anyhow::Result<PoRepConfig> {
-    Ok(PoRepConfig::new_groth16(
-        size.bytes(),
-        porep_id.unwrap_or_else(|| size.porep_id()),
-        api_version.unwrap_or(API_VERSION),
-    ))
+/// The PoRep configuration of `size` that `bellhop fil seal` seals with by default
+/// ([`SealProof::bellhop`]), whose parameters every PoRep of that size proves with.
+pub fn porep_config(size: SectorSize) -> anyhow::Result<PoRepConfig> {
+    SealProof::bellhop(size).config(size)
 }
 
 /// The compound public parameters of PoRep C2 for `config`.
@@ -712,7 +748,7 @@ pub fn post_public_params<Tree: 'static + MerkleTreeTrait>(
 pub fn snap_public_params<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     size: SectorSize,
 ) -> anyhow::Result<compound_proof::PublicParams<'static, EmptySectorUpdate<Tree>>> {
-    let config = SectorUpdateConfig::from_porep_config(&porep_config(size, None, None)?);
+    let config = SectorUpdateConfig::from_porep_config(&porep_config(size)?);
     EmptySectorUpdateCompound::<Tree>::setup(&compound_proof::SetupParams {
         vanilla_params: storage_proofs_update::SetupParams { sector_bytes: size.bytes() },
         partitions: Some(usize::from(config.update_partitions)),
@@ -763,7 +799,7 @@ fn porep_public<Tree: 'static + MerkleTreeTrait>(
     porep: &Porep<Tree>,
 ) -> Result<(PorepPublicInputs<Tree>, PorepParams<Tree>), FilecoinError> {
     let Porep { c1, seal, .. } = porep;
-    let config = porep_config(spec.sector_size, Some(seal.porep_id), Some(seal.api_version)).map_err(fil(spec))?;
+    let config = seal.config(spec.sector_size).map_err(fil(spec))?;
     let partitions = porep.partitions();
     if partitions != usize::from(config.partitions) {
         return Err(mismatch(
@@ -903,7 +939,7 @@ where
     FilecoinCircuit: From<EmptySectorUpdateCircuit<Tree>>,
 {
     let pp = snap_public_params::<Tree>(spec.sector_size).map_err(fil(spec))?;
-    let config = SectorUpdateConfig::from_porep_config(&porep_config(spec.sector_size, None, None).map_err(fil(spec))?);
+    let config = SectorUpdateConfig::from_porep_config(&porep_config(spec.sector_size).map_err(fil(spec))?);
     let partitions = usize::from(config.update_partitions);
     if snap.partition_proofs.len() != partitions {
         return Err(mismatch(
@@ -941,4 +977,38 @@ where
         EmptySectorUpdateCompound::<Tree>::circuit(&public, (), &snap.partition_proofs[k], &pp.vanilla_params, Some(k))
             .map_err(fil(spec))?;
     Ok((Some(circuit.into()), inputs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Registered seal proofs as filecoin-proofs-api numbers and names them, and the
+    /// parameters each proves with: SyntheticPoRep's are the interactive PoRep's.
+    #[test]
+    fn registered_seal_proofs_are_filecoin_proofs_apis() {
+        let number = |seal: SealProof| u64::from_le_bytes(seal.porep_id[..8].try_into().unwrap());
+        let (size, synthetic) = SealProof::named("StackedDrg32GiBV1_1_Feat_SyntheticPoRep").unwrap();
+        assert_eq!(
+            (size, number(synthetic), synthetic.feature),
+            (SectorSize::Gib32, 13, Some(ApiFeature::SyntheticPoRep))
+        );
+        let (size, v1) = SealProof::named("StackedDrg64GiBV1").unwrap();
+        assert_eq!((size, number(v1), v1.api_version), (SectorSize::Gib64, 4, ApiVersion::V1_0_0));
+        assert_eq!(number(SealProof::named("StackedDrg2KiBV1_1").unwrap().1), 5);
+        let e = SealProof::named("StackedDrg2KiBV1_2_Feat_NonInteractivePoRep").unwrap_err();
+        assert!(e.contains("SnarkPack aggregate"), "{e}");
+        assert!(SealProof::named("StackedDrg4KiBV1_1").unwrap_err().contains("not one Bellhop proves"));
+        for size in SectorSize::ALL {
+            for (suffix, ..) in &REGISTERED_SEAL_PROOFS[..3] {
+                let name = format!("StackedDrg{size}{suffix}");
+                let (read, seal) = SealProof::named(&name).unwrap();
+                assert_eq!((read, seal.name(size).unwrap()), (size, name));
+            }
+            let synthetic = SealProof::registered(size, Some(ApiFeature::SyntheticPoRep));
+            assert_eq!(synthetic.name(size).unwrap(), format!("StackedDrg{size}V1_1_Feat_SyntheticPoRep"));
+            let identifier = |seal: SealProof| crate::with_tree!(size, Tree => seal.config(size).unwrap().get_cache_identifier::<Tree>().unwrap());
+            assert_eq!(identifier(synthetic), identifier(SealProof::bellhop(size)), "{size}");
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! - `synthetic-porep:SIZE`: PoRep C2's circuit from a [`synthetic`] C1 output, for
 //!   benchmarks of sizes that cannot be sealed here (its proofs prove nothing);
 //!
-//! for sector sizes 2KiB, 8MiB, 512MiB and 32GiB. A circuit is built the way
+//! for sector sizes 2KiB, 8MiB, 512MiB, 32GiB and 64GiB. A circuit is built the way
 //! filecoin-proofs' own `*_with_vanilla` provers build it (`CompoundProof::circuit` for
 //! partition k; PoRep's also cut at its challenges, [`porep`], PoSt's at its sectors), so its proofs, concatenated in partition order, are what filecoin-proofs'
 //! verifiers take. Inputs are JSON ([`input`]); [`make`] produces real ones with
@@ -30,13 +30,14 @@ use std::{fmt, path::Path, str::FromStr, sync::OnceLock};
 
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
-use filecoin_proofs::{SectorShape32GiB, SectorShapeBase};
+use filecoin_proofs::{SectorShape32GiB, SectorShape64GiB, SectorShapeBase};
 use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_post::fallback::{FallbackPoStCircuit, FallbackPoStCompound};
 use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
 
 pub use input::Input;
 use porep::{PorepCircuit, PorepHead};
+pub use storage_proofs_core::api_version::ApiFeature;
 
 /// Points filecoin-proofs at Bellhop's directories: parameters
 /// (`FIL_PROOFS_PARAMETER_CACHE`, where its verifiers read `.vk` files) and the SDR parent
@@ -115,11 +116,13 @@ pub enum SectorSize {
     Mib512,
     /// 32 GiB (mainnet; a PoRep C2 peaked at 78.5 GiB of host memory, docs/BENCHMARKS.md).
     Gib32,
+    /// 64 GiB (mainnet; its trees have one more binary level than 32 GiB's).
+    Gib64,
 }
 
 impl SectorSize {
     /// Every size, smallest first.
-    pub const ALL: [SectorSize; 4] = [Self::Kib2, Self::Mib8, Self::Mib512, Self::Gib32];
+    pub const ALL: [SectorSize; 5] = [Self::Kib2, Self::Mib8, Self::Mib512, Self::Gib32, Self::Gib64];
 
     /// The size in bytes.
     pub fn bytes(self) -> u64 {
@@ -128,6 +131,7 @@ impl SectorSize {
             Self::Mib8 => filecoin_proofs::SECTOR_SIZE_8_MIB,
             Self::Mib512 => filecoin_proofs::SECTOR_SIZE_512_MIB,
             Self::Gib32 => filecoin_proofs::SECTOR_SIZE_32_GIB,
+            Self::Gib64 => filecoin_proofs::SECTOR_SIZE_64_GIB,
         }
     }
 
@@ -136,17 +140,17 @@ impl SectorSize {
         Self::ALL.into_iter().find(|s| s.bytes() == bytes)
     }
 
+    /// Its place in Go's and filecoin-proofs-api's numberings of registered proofs, which
+    /// list the sizes in this order (`StackedDrg2KiBV1` 0 ... `StackedDrg64GiBV1` 4).
+    pub fn index(self) -> u64 {
+        Self::ALL.iter().position(|s| *s == self).expect("every size is listed") as u64
+    }
+
     /// The registered seal proof id (StackedDrg<size>V1_1) as filecoin-proofs takes it:
     /// little-endian in the first 8 bytes.
     pub fn porep_id(self) -> [u8; 32] {
-        let id: u64 = match self {
-            Self::Kib2 => 5,
-            Self::Mib8 => 6,
-            Self::Mib512 => 7,
-            Self::Gib32 => 8,
-        };
         let mut porep_id = [0; 32];
-        porep_id[..8].copy_from_slice(&id.to_le_bytes());
+        porep_id[..8].copy_from_slice(&(5 + self.index()).to_le_bytes());
         porep_id
     }
 }
@@ -158,6 +162,7 @@ impl fmt::Display for SectorSize {
             Self::Mib8 => "8MiB",
             Self::Mib512 => "512MiB",
             Self::Gib32 => "32GiB",
+            Self::Gib64 => "64GiB",
         })
     }
 }
@@ -169,7 +174,7 @@ impl FromStr for SectorSize {
         Self::ALL
             .into_iter()
             .find(|size| size.to_string().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown sector size `{s}`: Bellhop knows 2KiB, 8MiB, 512MiB and 32GiB"))
+            .ok_or_else(|| format!("unknown sector size `{s}`: Bellhop knows 2KiB, 8MiB, 512MiB, 32GiB and 64GiB"))
     }
 }
 
@@ -248,12 +253,16 @@ pub enum FilecoinError {
 }
 
 /// The tree shape filecoin-proofs uses for a sector size (`SectorShapeBase` for 2KiB,
-/// 8MiB and 512MiB; `SectorShape32GiB`), as the type `$tree` in `$body`.
+/// 8MiB and 512MiB; `SectorShape32GiB`, `SectorShape64GiB`), as the type `$tree` in `$body`.
 macro_rules! with_tree {
     ($size:expr, $tree:ident => $body:expr) => {
         match $size {
             $crate::SectorSize::Gib32 => {
                 type $tree = filecoin_proofs::SectorShape32GiB;
+                $body
+            }
+            $crate::SectorSize::Gib64 => {
+                type $tree = filecoin_proofs::SectorShape64GiB;
                 $body
             }
             _ => {
@@ -294,18 +303,26 @@ filecoin_circuit!(
     Porep(PorepCircuit<SectorShapeBase>),
     /// PoRep C2 of a 32 GiB sector, one partition.
     Porep32GiB(PorepCircuit<SectorShape32GiB>),
+    /// PoRep C2 of a 64 GiB sector, one partition.
+    Porep64GiB(PorepCircuit<SectorShape64GiB>),
     /// The head of a PoRep C2 partition's circuit (see [`porep`]).
     PorepHead(PorepHead<SectorShapeBase>),
     /// The head of a 32 GiB PoRep C2 partition's circuit.
     PorepHead32GiB(PorepHead<SectorShape32GiB>),
+    /// The head of a 64 GiB PoRep C2 partition's circuit.
+    PorepHead64GiB(PorepHead<SectorShape64GiB>),
     /// Winning or Window PoSt, one partition.
     Post(FallbackPoStCircuit<SectorShapeBase>),
     /// Winning or Window PoSt over 32 GiB sectors, one partition.
     Post32GiB(FallbackPoStCircuit<SectorShape32GiB>),
+    /// Winning or Window PoSt over 64 GiB sectors, one partition.
+    Post64GiB(FallbackPoStCircuit<SectorShape64GiB>),
     /// EmptySectorUpdate, one partition.
     Snap(EmptySectorUpdateCircuit<SectorShapeBase>),
     /// EmptySectorUpdate of a 32 GiB sector, one partition.
     Snap32GiB(EmptySectorUpdateCircuit<SectorShape32GiB>),
+    /// EmptySectorUpdate of a 64 GiB sector, one partition.
+    Snap64GiB(EmptySectorUpdateCircuit<SectorShape64GiB>),
 );
 
 /// At most this many pieces of a PoSt partition: enough for every core, few enough that
@@ -351,8 +368,10 @@ impl FilecoinCircuit {
         match *self {
             Self::Porep(circuit) => cut(circuit).map_err(|c| Box::new(Self::Porep(c))),
             Self::Porep32GiB(circuit) => cut(circuit).map_err(|c| Box::new(Self::Porep32GiB(c))),
+            Self::Porep64GiB(circuit) => cut(circuit).map_err(|c| Box::new(Self::Porep64GiB(c))),
             Self::Post(circuit) => cut_post(circuit).map_err(|c| Box::new(Self::Post(c))),
             Self::Post32GiB(circuit) => cut_post(circuit).map_err(|c| Box::new(Self::Post32GiB(c))),
+            Self::Post64GiB(circuit) => cut_post(circuit).map_err(|c| Box::new(Self::Post64GiB(c))),
             other => Err(Box::new(other)),
         }
     }
@@ -390,7 +409,7 @@ impl FilecoinSpec {
         self,
     ) -> anyhow::Result<String> {
         Ok(match self.kind {
-            Kind::Porep => input::porep_config(self.sector_size, None, None)?.get_cache_identifier::<Tree>()?,
+            Kind::Porep => input::porep_config(self.sector_size)?.get_cache_identifier::<Tree>()?,
             Kind::SyntheticPorep => anyhow::bail!(
                 "synthetic-porep has no published parameters: make synthetic ones with `bellhop params synthetic {self}`"
             ),
@@ -411,7 +430,7 @@ impl FilecoinSpec {
         let blank = || -> anyhow::Result<FilecoinCircuit> {
             Ok(match self.kind {
                 Kind::Porep | Kind::SyntheticPorep => with_tree!(size, Tree => {
-                    let pp = input::porep_public_params::<Tree>(&input::porep_config(size, None, None)?)?;
+                    let pp = input::porep_public_params::<Tree>(&input::porep_config(size)?)?;
                     PorepCircuit::<Tree>::blank(&pp.vanilla_params).into()
                 }),
                 Kind::WinningPost | Kind::WindowPost => with_tree!(size, Tree => {
@@ -474,7 +493,10 @@ mod tests {
         let spec = FilecoinSpec::parse("window-post", "2kib").unwrap().unwrap();
         assert_eq!(spec.to_string(), "window-post:2KiB");
         assert!(FilecoinSpec::parse("chain", "2KiB").is_none());
-        assert!(FilecoinSpec::parse("porep", "4KiB").unwrap().unwrap_err().contains("2KiB, 8MiB, 512MiB and 32GiB"));
+        assert!(FilecoinSpec::parse("porep", "4KiB")
+            .unwrap()
+            .unwrap_err()
+            .contains("2KiB, 8MiB, 512MiB, 32GiB and 64GiB"));
         assert_eq!(SectorSize::from_bytes(8 << 20), Some(SectorSize::Mib8));
     }
 
@@ -499,8 +521,8 @@ mod tests {
             id(Kind::Snap),
             "empty-sector-update-merkletree-poseidon_hasher-8-0-0-fb9e095bebdd77511c0269b967b4d87ba8b8a525edaa0e165de23ba454510194"
         );
-        // Every kind and size names published parameters (32 GiB included: its circuits
-        // take tens of GiB to prove, so only their names are checked here).
+        // Every kind and size names published parameters (32 and 64 GiB included: their
+        // circuits take tens of GiB to prove, so only their names are checked here).
         let published = &storage_proofs_core::parameter_cache::PARAMETERS;
         for kind in [Kind::Porep, Kind::WinningPost, Kind::WindowPost, Kind::Snap] {
             for sector_size in SectorSize::ALL {

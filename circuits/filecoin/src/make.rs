@@ -11,17 +11,17 @@ use std::{
 use anyhow::{bail, ensure, Context as _, Result};
 use filecoin_proofs::{
     add_piece, encode_into, generate_fallback_sector_challenges, generate_partition_proofs,
-    generate_single_vanilla_proof, generate_winning_post_sector_challenge, seal_commit_phase1, seal_pre_commit_phase1,
-    seal_pre_commit_phase2, Commitment, PaddedBytesAmount, PieceInfo, PrivateReplicaInfo, SectorUpdateConfig,
-    TreeRHasher, UnpaddedBytesAmount,
+    generate_single_vanilla_proof, generate_synth_proofs, generate_winning_post_sector_challenge, seal_commit_phase1,
+    seal_pre_commit_phase1, seal_pre_commit_phase2, Commitment, PaddedBytesAmount, PieceInfo, PrivateReplicaInfo,
+    SectorUpdateConfig, TreeRHasher, UnpaddedBytesAmount,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use storage_proofs_core::{merkle::MerkleTreeTrait, sector::SectorId};
+use storage_proofs_core::{api_version::ApiFeature, merkle::MerkleTreeTrait, sector::SectorId};
 
 use crate::{
-    input::{porep_config, post_config, PostInput, PostSector, SnapInput},
+    input::{porep_config, post_config, Porep, PostInput, PostSector, SealProof, SnapInput},
     FilecoinSpec, Kind, SectorSize,
 };
 
@@ -98,11 +98,15 @@ fn writing(path: &Path) -> impl Fn(std::io::Error) -> anyhow::Error + '_ {
 /// Seals sector number `seed` of `size` in `dir` (which must be empty or absent) with
 /// data, ticket and interactive seed drawn from `seed`, for miner `miner` (its prover id
 /// made as Curio makes it; a PoSt proves sectors of one miner); writes `sector.json` and
-/// the C1 output `c1.json` there and returns the sector.
-pub fn seal(dir: &Path, size: SectorSize, seed: u64, miner: u64) -> Result<SealedSector> {
-    if size == SectorSize::Gib32 {
+/// the C1 output `c1.json` there and returns the sector. With `feature`
+/// (SyntheticPoRep), the sector is sealed with that registered proof
+/// (StackedDrg<size>V1_1_Feat_SyntheticPoRep: its synthetic proofs made after PreCommit)
+/// and `c1.json` is filecoin-proofs-api's, naming it.
+pub fn seal(dir: &Path, size: SectorSize, seed: u64, miner: u64, feature: Option<ApiFeature>) -> Result<SealedSector> {
+    if matches!(size, SectorSize::Gib32 | SectorSize::Gib64) {
         bail!(
-            "sealing 32GiB sectors is out of reach here (hours and about 200 GB of memory); seal 2KiB, 8MiB or 512MiB"
+            "sealing {size} sectors is out of reach here (hours and hundreds of GB of memory and disk); seal 2KiB, \
+             8MiB or 512MiB"
         );
     }
     if dir.exists() && fs::read_dir(dir)?.next().is_some() {
@@ -118,10 +122,20 @@ pub fn seal(dir: &Path, size: SectorSize, seed: u64, miner: u64) -> Result<Seale
     let (ticket, interactive) = (rng.gen(), field_bytes(rng));
     let prover_id = crate::curio::prover_id(miner);
     let sector_id = SectorId::from(seed);
-    let config = porep_config(size, None, None)?;
+    let proof = match feature {
+        None => SealProof::bellhop(size),
+        Some(ApiFeature::SyntheticPoRep) => SealProof::registered(size, feature),
+        Some(ApiFeature::NonInteractivePoRep) => {
+            bail!("Bellhop does not prove NonInteractivePoRep yet, so it does not seal for it")
+        }
+    };
+    let config = proof.config(size)?;
     crate::with_tree!(size, Tree => {
         let phase1 = seal_pre_commit_phase1::<_, _, _, Tree>(&config, &cache, &staged, &sealed, prover_id, sector_id, ticket, std::slice::from_ref(&piece))?;
         let pre_commit = seal_pre_commit_phase2(&config, phase1, &cache, &sealed)?;
+        if feature.is_some() {
+            generate_synth_proofs::<_, Tree>(&config, &cache, &sealed, prover_id, sector_id, ticket, pre_commit.clone(), std::slice::from_ref(&piece))?;
+        }
         let sector = SealedSector {
             sector_size: size.to_string(),
             sector_id: seed,
@@ -133,8 +147,12 @@ pub fn seal(dir: &Path, size: SectorSize, seed: u64, miner: u64) -> Result<Seale
             comm_d: pre_commit.comm_d,
         };
         let c1 = seal_commit_phase1::<_, Tree>(&config, &cache, &sealed, prover_id, sector_id, ticket, interactive, pre_commit, &[piece])?;
+        let c1 = match feature {
+            None => serde_json::to_vec(&c1)?,
+            Some(_) => Porep { c1, seal: proof, synthetic: false, prepared: None }.to_api_json(size, &proof.name(size)?),
+        };
         let c1_path = dir.join(C1_FILE);
-        fs::write(&c1_path, serde_json::to_vec(&c1)?).map_err(writing(&c1_path))?;
+        fs::write(&c1_path, c1).map_err(writing(&c1_path))?;
         let sector_path = dir.join(SECTOR_FILE);
         fs::write(&sector_path, serde_json::to_vec_pretty(&sector)?).map_err(writing(&sector_path))?;
         Ok(sector)
@@ -206,7 +224,7 @@ fn snap_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     seed: u64,
 ) -> Result<SnapInput<Tree>> {
     let size = sector.size()?;
-    let config = SectorUpdateConfig::from_porep_config(&porep_config(size, Some(sector.porep_id), None)?);
+    let config = SectorUpdateConfig::from_porep_config(&porep_config(size)?);
     let rng = &mut ChaCha8Rng::seed_from_u64(seed);
     let staged = dir.join(UPDATE_STAGED);
     let piece = piece(rng, size, &staged)?;

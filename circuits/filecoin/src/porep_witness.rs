@@ -293,7 +293,7 @@ mod tests {
     fn porep_witness_is_the_gadgets() {
         let dir = tempfile::tempdir().unwrap();
         crate::set_directories(&dir.path().join("params"), &dir.path().join("parents"));
-        make::seal(&dir.path().join("sector"), SectorSize::Kib2, 3, 1).unwrap();
+        make::seal(&dir.path().join("sector"), SectorSize::Kib2, 3, 1, None).unwrap();
         let c1 = std::fs::read(dir.path().join("sector").join(make::C1_FILE)).unwrap();
         let spec = FilecoinSpec { kind: Kind::Porep, sector_size: SectorSize::Kib2 };
         let synthesize = |circuit: FilecoinCircuit, generator: bool| {

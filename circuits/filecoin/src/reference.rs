@@ -19,10 +19,7 @@ use crate::{
 /// filecoin-proofs' proof of `spec` from `input`: the partition proofs concatenated.
 /// PoRep's C2 needs the sector's ids, so `sector` is required for `porep`.
 pub fn prove(spec: FilecoinSpec, input: &[u8], sector: Option<&SealedSector>) -> Result<Vec<u8>> {
-    match Input::parse(spec, input)? {
-        Input::Base(typed) => prove_with(spec, typed, sector),
-        Input::Gib32(typed) => prove_with(spec, typed, sector),
-    }
+    crate::input::with_typed!(Input::parse(spec, input)?, typed => prove_with(spec, typed, sector))
 }
 
 fn prove_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -37,7 +34,7 @@ fn prove_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                     "filecoin-proofs' C2 needs the sector's prover and sector ids: give its directory (--sector DIR)"
                 );
             };
-            let config = porep_config(spec.sector_size, Some(porep.seal.porep_id), Some(porep.seal.api_version))?;
+            let config = porep.seal.config(spec.sector_size)?;
             Ok(seal_commit_phase2::<Tree>(&config, porep.c1, sector.prover_id, SectorId::from(sector.sector_id))?.proof)
         }
         Typed::Post(post) => {
@@ -50,7 +47,7 @@ fn prove_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             prove(&config, &post.randomness, post.prover_id, post.vanilla_proofs)
         }
         Typed::Snap(snap) => {
-            let config = porep_config(spec.sector_size, None, None)?;
+            let config = porep_config(spec.sector_size)?;
             Ok(generate_empty_sector_update_proof_with_vanilla::<Tree>(
                 &config,
                 snap.partition_proofs,

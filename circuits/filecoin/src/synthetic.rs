@@ -140,7 +140,7 @@ fn porep_c1_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     seed: u64,
 ) -> anyhow::Result<serde_json::Value> {
     let rng = &mut ChaCha8Rng::seed_from_u64(seed);
-    let config = input::porep_config(size, None, None)?;
+    let config = input::porep_config(size)?;
     let pp = input::porep_public_params::<Tree>(&config)?.vanilla_params;
     let replica_id = <TreeRHasher as Hasher>::Domain::random(rng);
     // The sector's trees' roots, shared by every proof into them (the circuit checks so),

@@ -21,10 +21,7 @@ use crate::{
 /// order) for `spec` with `input`, which is read and checked as for proving. PoRep's
 /// verifier needs the sector's ids, so `sector` (its `sector.json`) is required for `porep`.
 pub fn verify(spec: FilecoinSpec, input: &[u8], sector: Option<&SealedSector>, proof: &[u8]) -> Result<bool> {
-    match Input::parse(spec, input)? {
-        Input::Base(typed) => verify_with(spec, typed, sector, proof),
-        Input::Gib32(typed) => verify_with(spec, typed, sector, proof),
-    }
+    crate::input::with_typed!(Input::parse(spec, input)?, typed => verify_with(spec, typed, sector, proof))
 }
 
 fn verify_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -38,7 +35,7 @@ fn verify_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             let Some(sector) = sector else {
                 bail!("verifying a PoRep proof needs the sector's prover and sector ids: give its directory (--sector DIR)");
             };
-            let config = porep_config(spec.sector_size, Some(porep.seal.porep_id), Some(porep.seal.api_version))?;
+            let config = porep.seal.config(spec.sector_size)?;
             verify_seal::<Tree>(
                 &config,
                 sector.comm_r,
@@ -66,7 +63,7 @@ fn verify_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             }
         }
         Typed::Snap(snap) => {
-            let config = porep_config(spec.sector_size, None, None)?;
+            let config = porep_config(spec.sector_size)?;
             verify_empty_sector_update_proof::<Tree>(&config, proof, snap.comm_r_old, snap.comm_r_new, snap.comm_d_new)
         }
     }
