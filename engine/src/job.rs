@@ -231,6 +231,25 @@ pub enum Refused {
         /// The budget.
         budget: u64,
     },
+    /// The queue is full: the jobs not ended, with this one, would pass `[daemon]
+    /// max_queued` or `max_queued_bytes`.
+    #[error(
+        "the queue is full: {jobs} jobs not ended hold {bytes} bytes of input, and this one {job_bytes} more, \
+         against [daemon] max_queued = {max_queued} and max_queued_bytes = {max_queued_bytes} (HIGH and CRITICAL \
+         jobs may use twice those); submit it again once jobs end, or raise the bounds"
+    )]
+    QueueFull {
+        /// Jobs not ended.
+        jobs: usize,
+        /// The bytes of input they hold.
+        bytes: u64,
+        /// This job's input.
+        job_bytes: u64,
+        /// `[daemon] max_queued`.
+        max_queued: usize,
+        /// `[daemon] max_queued_bytes`.
+        max_queued_bytes: u64,
+    },
     /// The job could not be journaled, so it is not accepted.
     #[error("the job could not be written to the journal in [daemon] state_dir: {0}")]
     Storage(String),

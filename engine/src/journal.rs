@@ -1,9 +1,11 @@
 //! The journal of accepted jobs in `[daemon] state_dir`, so that a restart (SIGTERM or
 //! kill -9) loses none: each job's input is written to a file of its own and its
 //! acceptance appended to `journal`, both synced to disk before the submitter hears back;
-//! its end is appended when it ends. On start the journal is read back: jobs not ended
-//! run again, ended ones are kept for `[daemon] keep_results`, and it is rewritten with
-//! just those. Each line carries a checksum, so a damaged one is reported and skipped.
+//! its end is appended when it ends. Each start of a job is appended too, so that a job
+//! the daemon keeps dying under is not run forever; a clean shutdown that interrupts a job
+//! says so, and that start does not count. On start the journal is read back: jobs not
+//! ended run again, ended ones are kept for `[daemon] keep_results`, and it is rewritten
+//! with just those. Each line carries a checksum, so a damaged one is reported and skipped.
 
 use std::{
     fs::{self, File, OpenOptions},
@@ -55,6 +57,15 @@ enum Record {
         #[serde(flatten)]
         ended: Ended,
     },
+    /// The job started, for the `attempt`th time.
+    Started {
+        id: String,
+        attempt: u32,
+    },
+    /// A clean shutdown stopped the job before it ended: its last start does not count.
+    Interrupted {
+        id: String,
+    },
 }
 
 /// A job read back from the journal.
@@ -64,6 +75,8 @@ pub(crate) struct Recovered {
     pub(crate) input: Option<Vec<u8>>,
     /// How and when it ended, if it did.
     pub(crate) ended: Option<(Outcome, Duration)>,
+    /// How many times it was started and the daemon stopped under it.
+    pub(crate) attempts: u32,
 }
 
 /// The open journal.
@@ -127,6 +140,7 @@ impl Journal {
         let mut order: Vec<String> = Vec::new();
         let mut accepted = std::collections::HashMap::<String, Accepted>::new();
         let mut ended = std::collections::HashMap::<String, (Ended, u64)>::new();
+        let mut attempts = std::collections::HashMap::<String, u32>::new();
         let mut damaged = Vec::new();
         if path.exists() {
             for (number, text) in BufReader::new(File::open(&path)?).split(b'\n').enumerate() {
@@ -141,10 +155,19 @@ impl Journal {
                         }
                         // An id accepted again after its first job ended is a new job.
                         ended.remove(&job.id);
+                        attempts.remove(&job.id);
                         accepted.insert(job.id.clone(), job);
                     }
                     Ok(Record::Ended { id, at_ms, ended: how }) => {
                         ended.insert(id, (how, at_ms));
+                    }
+                    Ok(Record::Started { id, attempt }) => {
+                        attempts.insert(id, attempt);
+                    }
+                    Ok(Record::Interrupted { id }) => {
+                        if let Some(count) = attempts.get_mut(&id) {
+                            *count = count.saturating_sub(1);
+                        }
                     }
                     Err(why) => {
                         let report = format!("{} line {}: {why}; skipped", path.display(), number + 1);
@@ -169,12 +192,17 @@ impl Journal {
                     }
                     kept += &line(&Record::Accepted(job.clone()));
                     kept += &line(&Record::Ended { id: id.clone(), at_ms, ended: how.clone() });
-                    recovered.push(Recovered { accepted: job, input: None, ended: Some((how.into_outcome(), age)) });
+                    let ended = Some((how.into_outcome(), age));
+                    recovered.push(Recovered { accepted: job, input: None, ended, attempts: 0 });
                 }
                 None => {
                     kept += &line(&Record::Accepted(job.clone()));
+                    let attempt = attempts.remove(&id).unwrap_or(0);
+                    if attempt > 0 {
+                        kept += &line(&Record::Started { id: id.clone(), attempt });
+                    }
                     let input = fs::read(&input_path).ok();
-                    recovered.push(Recovered { accepted: job, input, ended: None });
+                    recovered.push(Recovered { accepted: job, input, ended: None, attempts: attempt });
                 }
             }
         }
@@ -192,6 +220,16 @@ impl Journal {
     pub(crate) fn accept(&mut self, job: &Accepted, input: &[u8]) -> io::Result<()> {
         write_synced(&input_path(&self.dir, &job.id), input)?;
         self.append(&Record::Accepted(job.clone()))
+    }
+
+    /// Records that job `id` starts for the `attempt`th time, on disk before it returns.
+    pub(crate) fn started(&mut self, id: &str, attempt: u32) -> io::Result<()> {
+        self.append(&Record::Started { id: id.into(), attempt })
+    }
+
+    /// Records that a clean shutdown stopped job `id` before it ended.
+    pub(crate) fn interrupted(&mut self, id: &str) -> io::Result<()> {
+        self.append(&Record::Interrupted { id: id.into() })
     }
 
     /// Records how job `id` ended; its input is no longer needed.
@@ -281,6 +319,34 @@ mod tests {
         // Ended jobs older than `keep` are forgotten.
         let (_, fresh, _) = Journal::open(dir.path(), Duration::ZERO).unwrap();
         assert_eq!(fresh.len(), 1);
+    }
+
+    #[test]
+    fn starts_are_counted_across_reopenings_and_interrupted_ones_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = Duration::from_secs(3600);
+        let attempts = |recovered: &[Recovered]| -> Vec<(String, u32)> {
+            recovered.iter().map(|r| (r.accepted.id.clone(), r.attempts)).collect()
+        };
+        {
+            let (mut journal, _, _) = Journal::open(dir.path(), keep).unwrap();
+            for id in ["crashes", "stopped", "fresh"] {
+                journal.accept(&accepted(id), id.as_bytes()).unwrap();
+            }
+            journal.started("crashes", 1).unwrap();
+            journal.started("stopped", 1).unwrap();
+            journal.interrupted("stopped").unwrap();
+        }
+        let (mut journal, recovered, _) = Journal::open(dir.path(), keep).unwrap();
+        let expected = [("crashes", 1), ("stopped", 0), ("fresh", 0)].map(|(id, n)| (id.to_string(), n));
+        assert_eq!(attempts(&recovered), expected);
+        journal.started("crashes", 2).unwrap();
+        drop(journal);
+        // The rewritten journal keeps the count.
+        let (_, recovered, _) = Journal::open(dir.path(), keep).unwrap();
+        assert_eq!(attempts(&recovered)[0], ("crashes".to_string(), 2));
+        let (_, again, _) = Journal::open(dir.path(), keep).unwrap();
+        assert_eq!(attempts(&again)[0], ("crashes".to_string(), 2));
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod params;
 mod scheduler;
 
 use std::{
+    cmp::Reverse,
     collections::{BTreeMap, BTreeSet, HashMap},
     path::Path,
     sync::{Arc, Condvar, Mutex},
@@ -136,6 +137,8 @@ pub struct MemoryStatus {
     pub reserved_bytes: u64,
     /// The most ever reserved.
     pub peak_reserved_bytes: u64,
+    /// Partitions and parameter loads waiting for room now.
+    pub waiting: usize,
     /// The process's resident memory now (0 where unknown).
     pub rss_bytes: u64,
     /// Its peak resident memory (0 where unknown).
@@ -271,11 +274,11 @@ impl Engine {
                 down: devices.iter().map(|d| d.backend.as_ref().err().cloned()).collect(),
                 proved: vec![0; devices.len()],
                 ended: [0; 3],
+                queued: (0, 0),
             }),
             work: Condvar::new(),
             params: Arc::new(ParamCache::new(config.params.dir.clone(), config.memory.eviction_min_idle)),
             budget,
-            admission: Mutex::new(()),
             journal: Mutex::new(journal),
             metrics: Metrics::new(),
             strategy,
@@ -350,6 +353,13 @@ impl Engine {
             });
         }
         params?;
+        let kind = JobKind::of(&request.circuit);
+        let priority = request.priority.unwrap_or_else(|| Priority::default_for(kind));
+        let input_bytes = match &request.prepared {
+            Some(each) => each.iter().map(Vec::len).sum(),
+            None => request.input.len(),
+        };
+        shared.check_room(&state, priority, input_bytes as u64)?;
         let id = free_job_id(&state, &request_id, &digest);
         if let Some(other) = state.job_named(&request_id).filter(|job| job.digest != digest) {
             tracing::warn!(
@@ -361,8 +371,6 @@ impl Engine {
                 hex(&digest)
             );
         }
-        let kind = JobKind::of(&request.circuit);
-        let priority = request.priority.unwrap_or_else(|| Priority::default_for(kind));
         let accepted = Accepted {
             id: id.to_string(),
             request_id: (request_id != id).then(|| request_id.to_string()),
@@ -380,7 +388,8 @@ impl Engine {
             .map_err(|e| Refused::Storage(e.to_string()))?;
         let seq = state.next_seq;
         state.next_seq += 1;
-        let entry = JobEntry::new(seq, &accepted, request.circuit, Inputs::new(request.input, request.prepared));
+        let mut entry = JobEntry::new(seq, &accepted, request.circuit, Inputs::new(request.input, request.prepared));
+        entry.input_memory = Some(shared.budget.charge(entry.input_bytes));
         entry.queue(&mut state.pending);
         let queue_position = state.queue_position(&entry);
         tracing::info!(job = %id, %kind, circuit = %entry.circuit, partitions = request.partitions, ?priority, "accepted");
@@ -491,6 +500,7 @@ impl Engine {
             budget_bytes: shared.budget.limit(),
             reserved_bytes: usage.reserved,
             peak_reserved_bytes: usage.peak,
+            waiting: shared.budget.waiters(),
             rss_bytes: proc_kib("/proc/self/status", "VmRSS:"),
             peak_rss_bytes: proc_kib("/proc/self/status", "VmHWM:"),
         };
@@ -541,7 +551,9 @@ impl Engine {
     pub fn preload(&self, circuit: &CircuitSpec) -> Result<Preloaded, Refused> {
         circuit.refuse_benchmark_only().map_err(|e| Refused::Invalid(e.to_string()))?;
         self.shared.check_params(circuit)?;
-        let (lease, took, _) = self.shared.acquire_params(circuit, false).map_err(Refused::BadParams)?;
+        // An operator's call, ranked with NORMAL work that came before it.
+        let rank = (Reverse(Priority::Normal), u64::MAX);
+        let (lease, took, _) = self.shared.acquire_params(circuit, false, rank).map_err(Refused::BadParams)?;
         if took.is_some() {
             self.shared.metrics.params_loaded(&circuit.to_string());
         }
@@ -586,6 +598,13 @@ impl Engine {
             if running == 0 || now >= deadline {
                 if running > 0 {
                     tracing::warn!("shutting down with {running} job(s) unfinished after the grace period");
+                    // A clean stop: these starts do not count toward [daemon] max_attempts.
+                    let mut journal = shared.journal.lock().unwrap_or_else(|p| p.into_inner());
+                    for job in state.jobs.values().filter(|job| job.ended.is_none() && job.started.is_some()) {
+                        if let Err(e) = journal.interrupted(&job.id) {
+                            tracing::error!(job = %job.id, "could not journal its interruption: {e}");
+                        }
+                    }
                 }
                 state.stopping = true;
                 shared.work.notify_all();
@@ -626,9 +645,12 @@ impl JobEntry {
             circuit,
             priority: accepted.priority,
             digest: accepted.digest,
+            input_bytes: inputs.bytes(),
             inputs,
+            input_memory: None,
             submitted: Instant::now(),
             started: None,
+            attempts: 0,
             proofs: vec![None; accepted.partitions],
             timings: Timings::default(),
             ended: None,
@@ -644,7 +666,8 @@ impl Shared {
     fn recover(&self, recovered: Vec<journal::Recovered>) -> (usize, usize) {
         let mut state = self.lock();
         let (mut requeued, mut kept) = (0, 0);
-        for journal::Recovered { accepted, input, ended } in recovered {
+        let max_attempts = self.config.daemon.max_attempts;
+        for journal::Recovered { accepted, input, ended, attempts } in recovered {
             let circuit = match accepted.circuit.parse::<CircuitSpec>() {
                 Ok(circuit) => circuit,
                 Err(e) => {
@@ -666,10 +689,28 @@ impl Shared {
                     state.insert(entry);
                     kept += 1;
                 }
+                (None, _) if attempts >= max_attempts => {
+                    state.insert(entry(none()));
+                    let why = format!(
+                        "the daemon stopped {attempts} times while proving it (a crash, an abort, or a kill such as \
+                         the out-of-memory killer's: see the daemon's log and the system's); [daemon] max_attempts = \
+                         {max_attempts}, so it does not run again; submit it again to retry"
+                    );
+                    tracing::error!(job = %id, %circuit, "{why}");
+                    self.end(&mut state, seq, Outcome::Failed(why));
+                    kept += 1;
+                }
                 (None, Some(input)) => match circuit.prepare(&input) {
                     Ok(prepared) => {
-                        tracing::info!(job = %id, %circuit, "journal: queued again after a restart");
-                        let entry = entry(Inputs::new(input, prepared));
+                        tracing::info!(
+                            job = %id,
+                            %circuit,
+                            "journal: queued again after a restart ({attempts} of [daemon] max_attempts = \
+                             {max_attempts} starts so far)"
+                        );
+                        let mut entry = entry(Inputs::new(input, prepared));
+                        entry.attempts = attempts;
+                        entry.input_memory = Some(self.budget.charge(entry.input_bytes));
                         entry.queue(&mut state.pending);
                         state.insert(entry);
                         requeued += 1;

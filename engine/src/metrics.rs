@@ -59,7 +59,7 @@ pub(crate) struct Metrics {
     resident_bytes: Family<CircuitLabel, Gauge>,
     device_busy: Family<DeviceLabel, Gauge>,
     device_up: Family<DeviceLabel, Gauge>,
-    memory: [Gauge; 4],
+    memory: [Gauge; 5],
     uptime: Gauge,
 }
 
@@ -82,7 +82,7 @@ impl Metrics {
         let [pending, in_progress] = std::array::from_fn(|_| Family::<KindLabel, Gauge>::default());
         let resident_bytes = Family::<CircuitLabel, Gauge>::default();
         let [device_busy, device_up] = std::array::from_fn(|_| Family::<DeviceLabel, Gauge>::default());
-        let memory: [Gauge; 4] = Default::default();
+        let memory: [Gauge; 5] = Default::default();
         let uptime = Gauge::default();
         registry.register("jobs", "Jobs ended, by kind and outcome", jobs.clone());
         registry.register("queue_wait_seconds", "Submission to first synthesis, per job", queue_wait.clone());
@@ -101,6 +101,7 @@ impl Metrics {
             ("memory_reserved_bytes", "Reserved by parameter sets and partitions in flight"),
             ("memory_peak_reserved_bytes", "The most ever reserved"),
             ("process_peak_rss_bytes", "The process's peak resident memory"),
+            ("memory_waiting", "Partitions and parameter loads waiting for room"),
         ];
         for ((name, help), gauge) in names.into_iter().zip(&memory) {
             registry.register(name, help, gauge.clone());
@@ -163,9 +164,13 @@ impl Metrics {
             self.device_up.get_or_create(&label).set(i64::from(up));
         }
         let m = snapshot.memory;
-        for (gauge, value) in
-            self.memory.iter().zip([m.budget_bytes, m.reserved_bytes, m.peak_reserved_bytes, m.peak_rss_bytes])
-        {
+        for (gauge, value) in self.memory.iter().zip([
+            m.budget_bytes,
+            m.reserved_bytes,
+            m.peak_reserved_bytes,
+            m.peak_rss_bytes,
+            m.waiting as u64,
+        ]) {
             gauge.set(value as i64);
         }
         self.uptime.set(snapshot.uptime.as_secs() as i64);

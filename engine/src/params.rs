@@ -27,9 +27,10 @@ pub(crate) struct ParamCache {
     dir: PathBuf,
     min_idle: Duration,
     sets: Mutex<HashMap<CircuitSpec, Resident>>,
-    /// One file is read at a time: a second partition of a circuit being loaded waits
-    /// for that load instead of reading the file again.
-    loading: Mutex<()>,
+    /// A lock per circuit, held while its file is read: a second partition of a circuit
+    /// being loaded waits for that load instead of reading the file again, and the files of
+    /// different circuits are read at the same time.
+    loading: Mutex<HashMap<CircuitSpec, Arc<Mutex<()>>>>,
     /// Measured bytes of one partition in flight, per circuit.
     measured: Mutex<HashMap<CircuitSpec, u64>>,
 }
@@ -91,7 +92,7 @@ impl ParamCache {
             dir,
             min_idle,
             sets: Mutex::new(HashMap::new()),
-            loading: Mutex::new(()),
+            loading: Mutex::new(HashMap::new()),
             measured: Mutex::new(HashMap::new()),
         }
     }
@@ -154,7 +155,10 @@ impl ParamCache {
         if let Some(set) = self.lock().get_mut(circuit) {
             return Ok((lease(set), None));
         }
-        let _loading = self.loading.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let loading = Arc::clone(
+            self.loading.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).entry(*circuit).or_default(),
+        );
+        let _loading = loading.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(set) = self.lock().get_mut(circuit) {
             return Ok((lease(set), None));
         }
@@ -216,5 +220,60 @@ impl ParamCache {
 impl Dropped {
     fn from(circuit: CircuitSpec, set: Resident) -> Self {
         Self { circuit, bytes: set.reservation.bytes(), srs: set.srs, _reservation: set.reservation }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{sync::mpsc, thread};
+
+    use bellperson::groth16::{generate_random_parameters, Parameters};
+    use blstrs::Bls12;
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::budget::Budget;
+
+    #[test]
+    fn sets_of_different_circuits_are_read_at_the_same_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let [first, second]: [CircuitSpec; 2] = ["chain:64", "chain:128"].map(|c| c.parse().unwrap());
+        for circuit in [first, second] {
+            let rng = &mut rand_chacha::ChaCha20Rng::seed_from_u64(1);
+            let p: Parameters<Bls12> = generate_random_parameters(circuit.setup_circuit().unwrap(), rng).unwrap();
+            bellhop_host::params::write(&p, &dir.path().join(circuit.params_file_name().unwrap())).unwrap();
+        }
+        let cache = Arc::new(ParamCache::new(dir.path().to_path_buf(), Duration::ZERO));
+        let budget = Budget::new(u64::MAX);
+        // The first load is held in the middle, its memory being reserved.
+        let (entered, in_first_load) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let first_load = {
+            let (cache, budget) = (Arc::clone(&cache), Arc::clone(&budget));
+            thread::spawn(move || {
+                let reserve = |bytes| {
+                    entered.send(()).unwrap();
+                    released.recv().unwrap();
+                    Ok(budget.charge(bytes))
+                };
+                cache.acquire(&first, reserve).map(|(_, took)| took.is_some())
+            })
+        };
+        in_first_load.recv_timeout(Duration::from_secs(20)).unwrap();
+        let (done, second_loaded) = mpsc::channel();
+        {
+            let (cache, budget) = (Arc::clone(&cache), Arc::clone(&budget));
+            thread::spawn(move || {
+                done.send(cache.acquire(&second, |bytes| Ok(budget.charge(bytes))).map(|(_, took)| took.is_some()))
+            });
+        }
+        let loaded = second_loaded.recv_timeout(Duration::from_secs(20));
+        release.send(()).unwrap();
+        assert_eq!(loaded, Ok(Ok(true)), "the second circuit's set waited for the first one's load");
+        assert_eq!(first_load.join().unwrap(), Ok(true));
+        // Both are resident now: acquiring them again reads nothing.
+        for circuit in [first, second] {
+            assert!(cache.acquire(&circuit, |_| Err("read again".into())).unwrap().1.is_none());
+        }
     }
 }

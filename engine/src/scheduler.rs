@@ -15,7 +15,7 @@ use bellhop_plugin_sdk::strategy::{Assignment, Job, Strategy};
 use tokio::sync::watch;
 
 use crate::{
-    budget::{Budget, Reservation},
+    budget::{Budget, Rank, Reservation},
     device::{Device, Fault},
     journal::Journal,
     metrics::Metrics,
@@ -69,6 +69,14 @@ impl Inputs {
             each[partition] = Arc::default();
         }
     }
+
+    /// The bytes held.
+    pub(crate) fn bytes(&self) -> u64 {
+        match self {
+            Inputs::Whole(input) => input.len() as u64,
+            Inputs::Each(each) => each.iter().map(|input| input.len() as u64).sum(),
+        }
+    }
 }
 
 /// A job and its progress.
@@ -82,9 +90,15 @@ pub(crate) struct JobEntry {
     pub(crate) circuit: CircuitSpec,
     pub(crate) priority: Priority,
     pub(crate) digest: [u8; 32],
+    /// The bytes of input it was submitted with.
+    pub(crate) input_bytes: u64,
     pub(crate) inputs: Inputs,
+    /// The memory budget's share for `inputs`, until the job ends.
+    pub(crate) input_memory: Option<Reservation>,
     pub(crate) submitted: Instant,
     pub(crate) started: Option<Instant>,
+    /// Times it was started, in this life of the daemon and the ones it did not outlive.
+    pub(crate) attempts: u32,
     pub(crate) proofs: Vec<Option<Vec<u8>>>,
     pub(crate) timings: Timings,
     pub(crate) ended: Option<Instant>,
@@ -145,6 +159,8 @@ pub(crate) struct State {
     pub(crate) proved: Vec<u64>,
     /// Jobs completed, failed and cancelled since start.
     pub(crate) ended: [u64; 3],
+    /// Jobs not ended, and the bytes of input they were submitted with.
+    pub(crate) queued: (usize, u64),
 }
 
 impl State {
@@ -159,6 +175,27 @@ impl State {
         self.jobs.values().filter(|other| other.ended.is_none() && other.rank() < job.rank()).count() as u32
     }
 
+    /// Serves as NORMAL the LOW jobs queued for `after` or longer, so that NORMAL work
+    /// cannot starve them.
+    fn age_low(&mut self, after: Duration) {
+        let aged: Vec<TaskKey> = self
+            .pending
+            .iter()
+            .rev()
+            .take_while(|key| key.rank.0 == Priority::Low)
+            .filter(|key| self.jobs.get(&key.seq).is_some_and(|job| job.submitted.elapsed() >= after))
+            .cloned()
+            .collect();
+        for key in aged {
+            self.pending.remove(&key);
+            if let Some(job) = self.jobs.get_mut(&key.seq).filter(|job| job.priority == Priority::Low) {
+                tracing::info!(job = %job.id, "queued LOW for {after:?} or longer: served as NORMAL from now on");
+                job.priority = Priority::Normal;
+            }
+            self.pending.insert(TaskKey { rank: Reverse(Priority::Normal), ..key });
+        }
+    }
+
     /// The job `id` names.
     pub(crate) fn job_named(&self, id: &str) -> Option<&JobEntry> {
         self.ids.get(id).and_then(|seq| self.jobs.get(seq))
@@ -168,6 +205,10 @@ impl State {
     /// that held either.
     pub(crate) fn insert(&mut self, job: JobEntry) {
         let seq = job.seq;
+        if job.ended.is_none() {
+            self.queued.0 += 1;
+            self.queued.1 += job.input_bytes;
+        }
         for old in [
             self.ids.insert(Arc::clone(&job.id), seq),
             self.requests.insert((Arc::clone(&job.request_id), job.digest), seq),
@@ -202,8 +243,6 @@ pub(crate) struct Shared {
     pub(crate) work: Condvar,
     pub(crate) params: Arc<ParamCache>,
     pub(crate) budget: Arc<Budget>,
-    /// Held while memory is reserved for a partition and its parameters.
-    pub(crate) admission: Mutex<()>,
     pub(crate) journal: Mutex<Journal>,
     pub(crate) metrics: Metrics,
     pub(crate) strategy: Box<dyn Strategy>,
@@ -265,6 +304,27 @@ impl Shared {
         Ok(())
     }
 
+    /// Refuses a new job of `priority` with `bytes` of input when the jobs not ended
+    /// would pass `[daemon] max_queued` or `max_queued_bytes`; HIGH and CRITICAL jobs
+    /// (PoSt) may use up to twice those, so that a flood of other work never shuts them out.
+    pub(crate) fn check_room(&self, state: &State, priority: Priority, bytes: u64) -> Result<(), Refused> {
+        let daemon = &self.config.daemon;
+        let scale = if priority >= Priority::High { 2 } else { 1 };
+        let (jobs, held) = state.queued;
+        if jobs + 1 > daemon.max_queued.saturating_mul(scale)
+            || held + bytes > daemon.max_queued_bytes.saturating_mul(scale as u64)
+        {
+            return Err(Refused::QueueFull {
+                jobs,
+                bytes: held,
+                job_bytes: bytes,
+                max_queued: daemon.max_queued,
+                max_queued_bytes: daemon.max_queued_bytes,
+            });
+        }
+        Ok(())
+    }
+
     /// The device a new job will be proved on, where that is known: the only one up.
     pub(crate) fn assigned_device(&self, state: &State) -> Option<u32> {
         let mut up = state.down.iter().enumerate().filter(|(_, down)| down.is_none());
@@ -288,67 +348,60 @@ impl Shared {
         }
     }
 
-    /// `bytes` of the memory budget for work on `circuit`, waiting for room (and evicting
-    /// idle parameter sets of other circuits for it) as long as the engine runs. Callers
-    /// hold `admission`, so that one waits at a time, holding nothing else half taken.
-    pub(crate) fn reserve(&self, bytes: u64, circuit: &CircuitSpec) -> Result<Reservation, String> {
-        if bytes > self.budget.limit() {
-            return Err(format!("{bytes} bytes do not fit the [memory] budget of {} bytes", self.budget.limit()));
-        }
-        loop {
-            if let Some(reservation) = self.budget.try_reserve(bytes) {
-                return Ok(reservation);
-            }
-            if let Some(dropped) = self.params.evict_idle(circuit) {
+    /// `bytes` of the memory budget for work on `circuit` ranked `rank`, waiting for room
+    /// (and, first in line, evicting idle parameter sets of other circuits for it) as long
+    /// as the engine runs. No lock is held while it waits.
+    pub(crate) fn reserve(
+        &self,
+        need: impl Fn() -> u64,
+        circuit: &CircuitSpec,
+        rank: Rank,
+    ) -> Result<Reservation, String> {
+        let make_room = || match self.params.evict_idle(circuit) {
+            Some(dropped) => {
                 self.release(dropped);
-                continue;
+                true
             }
-            if self.lock().stopping {
-                return Err("the engine is stopping".into());
-            }
-            self.budget.wait_for_release(Duration::from_millis(50));
-        }
+            None => false,
+        };
+        let stopping = || self.lock().stopping.then(|| "the engine is stopping".to_string());
+        self.budget.reserve(need, rank, make_room, stopping).map_err(|e| e.to_string())
     }
 
     /// The parameters of `circuit` (read if they are not resident, and how long that
-    /// took) and, if `partition`, the memory of one partition in flight. Memory is
-    /// reserved under `admission`, one worker at a time: the partition's, then the set's if
-    /// it must be read, so that no worker waits for room holding part of what it needs (a
-    /// set in use cannot be evicted). The file is read after `admission` is let go, so a
-    /// worker whose set is resident is not held up by another's read.
+    /// took) and, if `partition`, the memory of one partition in flight, for work ranked
+    /// `rank`. The partition's memory and the set's (if it must be read) are reserved in
+    /// one wait, so that no worker waits for room holding part of what it needs (a set in
+    /// use cannot be evicted). Only a load of the same circuit is waited for.
     pub(crate) fn acquire_params(
         &self,
         circuit: &CircuitSpec,
         partition: bool,
+        rank: Rank,
     ) -> Result<(Lease, Option<Duration>, Option<Reservation>), String> {
-        let (reservation, mut set) = {
-            let _admission = self.admission.lock().unwrap_or_else(|p| p.into_inner());
-            let shape = self.params.shape(circuit).map_err(|e| format!("its parameters: {e}"))?;
-            let partition_bytes = if partition { self.params.partition_bytes(circuit, &shape) } else { 0 };
-            let set_bytes = if self.params.is_resident(circuit) { 0 } else { shape.resident_bytes() };
-            let limit = self.budget.limit();
-            if partition_bytes + set_bytes > limit {
-                return Err(format!(
-                    "a partition of {circuit} takes {partition_bytes} bytes and its parameters {set_bytes}, more than \
-                     the [memory] budget of {limit} bytes; raise the budget"
-                ));
-            }
-            let reservation = partition.then(|| self.reserve(partition_bytes, circuit)).transpose()?;
-            let set = (set_bytes > 0).then(|| self.reserve(set_bytes, circuit)).transpose()?;
-            (reservation, set)
-        };
+        let shape = self.params.shape(circuit).map_err(|e| format!("its parameters: {e}"))?;
+        let partition_bytes = if partition { self.params.partition_bytes(circuit, &shape) } else { 0 };
+        let set_bytes = shape.resident_bytes();
+        let limit = self.budget.limit();
+        if partition_bytes + set_bytes > limit && !self.params.is_resident(circuit) {
+            return Err(format!(
+                "a partition of {circuit} takes {partition_bytes} bytes and its parameters {set_bytes}, more than the \
+                 [memory] budget of {limit} bytes; raise the budget"
+            ));
+        }
+        // The set's share only while it is not resident: it may become so while this waits.
+        let need = || partition_bytes + if self.params.is_resident(circuit) { 0 } else { set_bytes };
+        let mut reservation = self.reserve(need, circuit, rank)?;
+        let mut set = Some(reservation.split(reservation.bytes() - partition_bytes));
         // If another worker evicted the set in between, its memory is reserved here anew.
         let (lease, loaded) = self
             .params
-            .acquire(circuit, |bytes| match set.take() {
+            .acquire(circuit, |bytes| match set.take().filter(|set| set.bytes() >= bytes) {
                 Some(reserved) => Ok(reserved),
-                None => {
-                    let _admission = self.admission.lock().unwrap_or_else(|p| p.into_inner());
-                    self.reserve(bytes, circuit)
-                }
+                None => self.reserve(|| bytes, circuit, rank),
             })
             .map_err(|e| format!("its parameters: {e}"))?;
-        Ok((lease, loaded, reservation))
+        Ok((lease, loaded, partition.then_some(reservation)))
     }
 
     /// Releases a dropped parameter set on every device.
@@ -369,6 +422,9 @@ impl Shared {
         }
         job.ended = Some(Instant::now());
         job.proofs.clear();
+        job.inputs = Inputs::Whole(Arc::default());
+        job.input_memory = None;
+        let input_bytes = job.input_bytes;
         let kind = job.kind;
         let id = Arc::clone(&job.id);
         if let Err(e) = self.journal.lock().unwrap_or_else(|p| p.into_inner()).end(&id, &outcome) {
@@ -384,6 +440,8 @@ impl Shared {
         }
         self.metrics.job_ended(kind, &outcome);
         tracing::info!(job = %id, %kind, outcome = outcome.name(), "ended");
+        state.queued.0 -= 1;
+        state.queued.1 -= input_bytes;
         state.jobs.get_mut(&seq).expect("looked up above").outcome.send_replace(Some(outcome));
         state.pending.retain(|key| key.seq != seq);
         state.ready.retain(|key, _| key.seq != seq);
@@ -392,12 +450,13 @@ impl Shared {
 
     pub(crate) fn synthesis_worker(&self) {
         loop {
-            let (key, id, circuit, input) = {
+            let (key, id, circuit, input, first_start) = {
                 let mut state = self.lock();
                 let key = loop {
                     if state.stopping {
                         return;
                     }
+                    state.age_low(self.config.daemon.low_priority_aging);
                     if let Some(first) = state.pending.first() {
                         // With two workers or more, NORMAL and LOW work leaves one free, so
                         // that a WinningPoSt or WindowPoSt never waits for a synthesis.
@@ -411,16 +470,25 @@ impl Shared {
                 };
                 state.synthesizing.insert(key.clone());
                 let job = state.jobs.get_mut(&key.seq).expect("queued partitions belong to live jobs");
-                if job.started.is_none() {
+                let first_start = job.started.is_none().then(|| {
                     let now = Instant::now();
                     job.started = Some(now);
                     job.timings.queue_wait = now - job.submitted;
-                }
+                    job.attempts += 1;
+                    job.attempts
+                });
                 let input = job.inputs.of(key.partition);
-                (key, Arc::clone(&job.id), job.circuit, input)
+                (key, Arc::clone(&job.id), job.circuit, input, first_start)
             };
+            // On disk before the work that might take the process down with it.
+            if let Some(attempt) = first_start {
+                if let Err(e) = self.journal.lock().unwrap_or_else(|p| p.into_inner()).started(&id, attempt) {
+                    tracing::error!(job = %id, "could not journal the job's start: {e}; [daemon] max_attempts may not \
+                                    catch it should it bring the daemon down");
+                }
+            }
             let span = tracing::info_span!("synthesis", job = %id, partition = key.partition);
-            let result = span.in_scope(|| self.synthesize(&circuit, &input, key.partition));
+            let result = span.in_scope(|| self.synthesize(&circuit, &input, &key));
             let mut state = self.lock();
             state.synthesizing.remove(&key);
             match result {
@@ -442,16 +510,17 @@ impl Shared {
         }
     }
 
-    /// Synthesizes partition `partition` of `input`, holding the circuit's parameters and
-    /// the memory the partition takes; returns it with the time spent loading parameters
-    /// and synthesizing.
+    /// Synthesizes partition `key` of `input`, holding the circuit's parameters and the
+    /// memory the partition takes; returns it with the time spent loading parameters and
+    /// synthesizing.
     fn synthesize(
         &self,
         circuit: &CircuitSpec,
         input: &[u8],
-        partition: usize,
+        key: &TaskKey,
     ) -> Result<(Synthesized, Duration, Duration), String> {
-        let (lease, loaded, reservation) = self.acquire_params(circuit, true)?;
+        let partition = key.partition;
+        let (lease, loaded, reservation) = self.acquire_params(circuit, true, (key.rank, key.seq))?;
         let mut reservation = reservation.expect("a partition's memory was asked for");
         if loaded.is_some() {
             self.metrics.params_loaded(&circuit.to_string());
@@ -553,6 +622,10 @@ impl Shared {
         job.timings.proving += took;
         job.proofs[key.partition] = Some(proof);
         job.inputs.proved(key.partition);
+        let held = job.inputs.bytes();
+        if let Some(memory) = &mut job.input_memory {
+            memory.resize(held);
+        }
         let done = job.partitions_done();
         tracing::info!(
             job = %job.id,

@@ -21,9 +21,17 @@ const LARGE: &str = "chain:4096";
 /// Three circuits whose parameter sets do not fit the budget together.
 const COMPETING: [&str; 3] = ["chain:2048", "chain:3072", LARGE];
 
-/// A parameter directory with the parameters of both circuits, made once.
+/// Where a child process of these tests finds its parent's parameter directory.
+const PARAMS_DIR: &str = "BELLHOP_TEST_ENGINE_PARAMS";
+
+/// A parameter directory with the parameters of both circuits, made once (a child process
+/// uses its parent's).
 fn params_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    static PARENTS: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
+    if let Some(dir) = PARENTS.get_or_init(|| std::env::var_os(PARAMS_DIR).map(Into::into)) {
+        return dir;
+    }
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         for circuit in [SMALL, COMPETING[0], COMPETING[1], LARGE] {
@@ -50,6 +58,14 @@ fn config(workers: usize, slowdown: f64) -> Config {
         config.synthesis.strategy = bellhop_tests::built_library("fixture_slow_strategy").display().to_string();
         config.synthesis.options.insert("slowdown".into(), slowdown.into());
     }
+    config
+}
+
+/// `config` whose synthesis holds each partition of `circuit` `ms` milliseconds more.
+fn holding(mut config: Config, circuit: &str, ms: u64) -> Config {
+    config.synthesis.strategy = bellhop_tests::built_library("fixture_slow_strategy").display().to_string();
+    let hold = toml::Table::from_iter([(circuit.to_string(), toml::Value::Integer(ms as i64))]);
+    config.synthesis.options.insert("hold_ms".into(), hold.into());
     config
 }
 
@@ -323,6 +339,133 @@ async fn with_two_workers_a_critical_job_waits_for_no_synthesis() {
     for id in &backlog[1..] {
         assert!(matches!(outcome(&engine, id).await, Outcome::Completed { .. }));
     }
+}
+
+#[tokio::test]
+async fn a_critical_partition_passes_normal_ones_waiting_for_memory() {
+    let ((small_set, small_partition), (large_set, large_partition)) = (sizes(SMALL), sizes(LARGE));
+    assert!(large_partition > 2 * small_partition, "{large_partition} against {small_partition}");
+    // Room for both sets, one LARGE partition and one SMALL one, but not two LARGE ones.
+    let mut config = holding(config(3, 0.0), LARGE, 3000);
+    config.memory.budget =
+        bellhop_host::config::Budget::Bytes(small_set + large_set + large_partition + small_partition * 3 / 2);
+    let engine = Engine::start(&config, params_dir()).unwrap();
+    engine.preload(&SMALL.parse().unwrap()).unwrap();
+    let backlog = engine.submit(request(LARGE, 2)).unwrap().job_id;
+    until(&engine, "the second backlog partition waits for memory", |s| s.memory.waiting == 1).await;
+    let critical = engine.submit(JobRequest { priority: Some(Priority::Critical), ..request(SMALL, 1) }).unwrap();
+    let Outcome::Completed { proof, .. } = outcome(&engine, &critical.job_id).await else { panic!() };
+    assert_verifies(SMALL, &proof);
+    let status = engine.status();
+    let progress = status.running.iter().find(|job| job.job_id == backlog).expect("the backlog runs on");
+    // Its first partition is held in synthesis for 3 s: the critical job did not wait for it.
+    assert_eq!(progress.partitions_done, 0, "the critical job waited for a backlog partition: {status:?}");
+    assert!(matches!(outcome(&engine, &backlog).await, Outcome::Completed { .. }));
+    assert!(engine.metrics().contains("bellhop_memory_waiting 0"));
+}
+
+#[tokio::test]
+async fn low_jobs_queued_past_the_aging_time_are_served_as_normal() {
+    for (aging, low_first) in [(Duration::ZERO, true), (Duration::from_secs(3600), false)] {
+        let mut config = holding(config(1, 0.0), LARGE, 500);
+        config.daemon.low_priority_aging = aging;
+        let engine = Engine::start(&config, params_dir()).unwrap();
+        let first = engine.submit(request(LARGE, 1)).unwrap().job_id;
+        until(&engine, "the first job runs", |s| s.running.len() == 1).await;
+        let low = engine.submit(JobRequest { priority: Some(Priority::Low), ..request(SMALL, 1) }).unwrap().job_id;
+        let normal = engine.submit(request(SMALL, 1)).unwrap().job_id;
+        let mut waits = Vec::new();
+        for id in [&first, &low, &normal] {
+            let Outcome::Completed { timings, .. } = outcome(&engine, id).await else { panic!("{id}") };
+            waits.push(timings.queue_wait);
+        }
+        eprintln!("aging {aging:?}: LOW waited {:.2?}, NORMAL {:.2?}", waits[1], waits[2]);
+        assert_eq!(waits[1] < waits[2], low_first, "aging {aging:?}: {waits:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_queue_is_bounded_by_jobs_and_input_bytes_and_post_may_use_twice_the_bounds() {
+    let mut config = holding(config(1, 0.0), LARGE, 3000);
+    config.daemon.max_queued = 3;
+    config.daemon.max_queued_bytes = 1000;
+    let engine = Engine::start(&config, params_dir()).unwrap();
+    let running = engine.submit(request(LARGE, 1)).unwrap().job_id;
+    until(&engine, "the first job runs", |s| s.running.len() == 1).await;
+    // Jobs with input (which a catalog circuit refuses once synthesized; these are
+    // cancelled before), queued behind the first one.
+    let with_input = |bytes: usize| JobRequest { input: vec![7; bytes], ..request(SMALL, 1) };
+    let reserved = engine.status().memory.reserved_bytes;
+    let held = engine.submit(with_id("held", with_input(600))).unwrap().job_id;
+    assert_eq!(engine.status().memory.reserved_bytes, reserved + 600, "a queued job's input counts in the budget");
+    let over = engine.submit(with_id("over", with_input(600)));
+    let Err(full @ Refused::QueueFull { jobs: 2, bytes: 600, job_bytes: 600, .. }) = over else { panic!("{over:?}") };
+    assert!(full.to_string().contains("max_queued_bytes = 1000"), "{full}");
+    // By count: a third job fits, a fourth does not, a CRITICAL one does.
+    let third = engine.submit(request(SMALL, 1)).unwrap().job_id;
+    assert!(matches!(engine.submit(request(SMALL, 2)), Err(Refused::QueueFull { jobs: 3, .. })));
+    let critical =
+        engine.submit(JobRequest { priority: Some(Priority::Critical), ..request(SMALL, 1) }).unwrap().job_id;
+    // Jobs that end free their room and their input's memory.
+    for id in [&held, &third] {
+        engine.cancel(id).unwrap();
+    }
+    assert_eq!(engine.status().memory.reserved_bytes, reserved);
+    let over = engine.submit(with_id("over", with_input(600))).unwrap().job_id;
+    engine.cancel(&over).unwrap();
+    for id in [&running, &critical] {
+        assert!(matches!(outcome(&engine, id).await, Outcome::Completed { .. }), "{id}");
+    }
+}
+
+/// Set in a child process of the next test: the state directory of the engine it runs.
+const ABORTING_LIFE: &str = "BELLHOP_TEST_ABORTING_ENGINE";
+
+/// A job that takes the process down with it runs again after each restart until it was
+/// started `[daemon] max_attempts` times; then it ends FAILED, saying why, and the queue
+/// moves on. Each life of the engine is a child process running this test.
+#[tokio::test]
+async fn a_job_that_kills_the_process_ends_failed_after_max_attempts() {
+    const NAME: &str = "a_job_that_kills_the_process_ends_failed_after_max_attempts";
+    if let Some(state_dir) = std::env::var_os(ABORTING_LIFE) {
+        let mut config = config(1, 0.0);
+        config.daemon.state_dir = state_dir.into();
+        config.synthesis.strategy = bellhop_tests::built_library("fixture_slow_strategy").display().to_string();
+        config.synthesis.options.insert("abort_on".into(), LARGE.into());
+        let engine = Engine::start(&config, params_dir()).unwrap();
+        let journal = engine.status().journal;
+        if journal.requeued + journal.kept == 0 {
+            engine.submit(with_id("poison", request(LARGE, 1))).unwrap();
+            engine.submit(with_id("after", JobRequest { priority: Some(Priority::Low), ..request(SMALL, 1) })).unwrap();
+        }
+        for id in ["poison", "after"] {
+            println!("{id}: {:?}", outcome(&engine, id).await);
+        }
+        return;
+    }
+    let state_dir = tempfile::tempdir().unwrap();
+    let life = || {
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
+            .env(ABORTING_LIFE, state_dir.path())
+            .env(PARAMS_DIR, params_dir())
+            .output()
+            .unwrap()
+    };
+    let max_attempts = Config::default().daemon.max_attempts;
+    for n in 1..=max_attempts {
+        let died = life();
+        let stderr = String::from_utf8_lossy(&died.stderr);
+        assert!(!died.status.success(), "life {n} lived: {stderr}");
+        assert!(stderr.contains(&format!("aborting the process on {LARGE}")), "life {n}: {stderr}");
+    }
+    let last = life();
+    let (stdout, stderr) = (String::from_utf8_lossy(&last.stdout), String::from_utf8_lossy(&last.stderr));
+    assert!(last.status.success(), "the last life died too: {stdout}\n{stderr}");
+    let poison = stdout.lines().find(|l| l.contains("poison: ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(poison.contains("Failed") && poison.contains(&format!("stopped {max_attempts} times")), "{poison}");
+    assert!(poison.contains("max_attempts"), "{poison}");
+    assert!(stdout.contains("after: Completed"), "the queue did not move on: {stdout}");
 }
 
 #[tokio::test]

@@ -164,6 +164,21 @@ pub struct DaemonConfig {
     pub shutdown_grace: Duration,
     /// Where accepted jobs are journaled, so that a restart loses none.
     pub state_dir: PathBuf,
+    /// How many times a job may be started and have the daemon stop under it (a crash,
+    /// an abort, an out-of-memory kill) before it ends FAILED instead of running again.
+    #[serde(deserialize_with = "at_least_one")]
+    pub max_attempts: u32,
+    /// How long a LOW job may wait before it is served as NORMAL, so that a steady stream
+    /// of NORMAL work cannot starve it.
+    #[serde(deserialize_with = "duration")]
+    pub low_priority_aging: Duration,
+    /// Jobs not ended beyond which a NORMAL or LOW submission is refused
+    /// (RESOURCE_EXHAUSTED); HIGH and CRITICAL ones may use twice it.
+    pub max_queued: usize,
+    /// Bytes of input held by jobs not ended beyond which a submission is refused, as
+    /// `max_queued` (a 32 GiB PoRep's C1 output is about 50 MB).
+    #[serde(deserialize_with = "size")]
+    pub max_queued_bytes: u64,
 }
 
 impl Default for DaemonConfig {
@@ -175,6 +190,10 @@ impl Default for DaemonConfig {
             keep_results: Duration::from_secs(3600),
             shutdown_grace: Duration::from_secs(60),
             state_dir: default_state_dir(),
+            max_attempts: 3,
+            low_priority_aging: Duration::from_secs(600),
+            max_queued: 1000,
+            max_queued_bytes: 4 << 30,
         }
     }
 }
@@ -280,6 +299,13 @@ fn duration<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Duratio
     let text = String::deserialize(deserializer)?;
     humantime::parse_duration(&text)
         .map_err(|e| serde::de::Error::custom(format!("`{text}` is not a duration such as \"90s\" or \"1h\": {e}")))
+}
+
+fn at_least_one<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    match u32::deserialize(deserializer)? {
+        0 => Err(serde::de::Error::custom("0 would fail every job the daemon was stopped under; use 1 or more")),
+        n => Ok(n),
+    }
 }
 
 /// A configuration file that could not be used.
@@ -395,6 +421,10 @@ mod tests {
             keep_results = "2h 30m"
             shutdown_grace = "90s"
             state_dir = "/var/lib/bellhop"
+            max_attempts = 5
+            low_priority_aging = "20m"
+            max_queued = 50
+            max_queued_bytes = "2GiB"
             [memory]
             budget = "96GiB"
             safety_margin = "2GiB"
@@ -415,6 +445,8 @@ mod tests {
         assert_eq!(c.daemon.keep_results, Duration::from_secs(9000));
         assert_eq!(c.daemon.shutdown_grace, Duration::from_secs(90));
         assert_eq!(c.daemon.state_dir, PathBuf::from("/var/lib/bellhop"));
+        assert_eq!((c.daemon.max_attempts, c.daemon.low_priority_aging), (5, Duration::from_secs(1200)));
+        assert_eq!((c.daemon.max_queued, c.daemon.max_queued_bytes), (50, 2 << 30));
         assert_eq!(c.memory.budget, Budget::Bytes(96 << 30));
         assert_eq!(c.memory.safety_margin, 2 << 30);
         assert_eq!(c.memory.eviction_min_idle, Duration::from_secs(30));
@@ -437,6 +469,8 @@ mod tests {
         assert!(e.contains("lookahead"), "{e}");
         let e = Config::parse("[daemon]\nkeep_results = \"an hour\"\n").unwrap_err();
         assert!(e.contains("keep_results") && e.contains("not a duration"), "{e}");
+        let e = Config::parse("[daemon]\nmax_attempts = 0\n").unwrap_err();
+        assert!(e.contains("max_attempts") && e.contains("use 1 or more"), "{e}");
         let e = Config::parse("[memory]\nbudget = \"lots\"\n").unwrap_err();
         assert!(e.contains("budget") && e.contains("not a size"), "{e}");
         let e = Config::parse("[logging]\nformat = \"xml\"\n").unwrap_err();
