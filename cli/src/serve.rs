@@ -80,7 +80,8 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     runtime.block_on(async {
         let engine = Arc::new(Engine::start(&config, &context.plugin_dir)?);
-        let bound = bellhop_server::bind(&config.daemon.listen, &config.daemon.status_listen).await?;
+        let daemon = &config.daemon;
+        let bound = bellhop_server::bind(&daemon.listen, &daemon.status_listen, daemon.socket_mode).await?;
         let status = bound.status_address().map_or_else(|| "off".into(), |a| format!("http://{a}/status, /metrics"));
         println!("bellhop serve: gRPC on {}; status on {status}", bound.grpc_address());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -128,6 +128,8 @@ impl Journal {
     /// Opens the journal in `dir` (made if missing) and reads it back: the jobs to run
     /// again or to keep (those that ended within `keep`), and a line per damaged entry.
     pub(crate) fn open(dir: &Path, keep: Duration) -> io::Result<(Self, Vec<Recovered>, Vec<String>)> {
+        // The inputs and proofs are the operator's alone: no other user may plant or change a job.
+        bellhop_plugin_sdk::dirs::private_dir(dir)?;
         fs::create_dir_all(dir.join("inputs"))?;
         let lock = OpenOptions::new().create(true).truncate(false).write(true).open(dir.join("lock"))?;
         lock.try_lock().map_err(|_| {
@@ -319,6 +321,18 @@ mod tests {
         // Ended jobs older than `keep` are forgotten.
         let (_, fresh, _) = Journal::open(dir.path(), Duration::ZERO).unwrap();
         assert_eq!(fresh.len(), 1);
+    }
+
+    #[test]
+    fn the_state_dir_is_made_private_and_refused_where_others_may_write_it() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("state");
+        drop(Journal::open(&dir, Duration::ZERO).unwrap());
+        assert_eq!(fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = Journal::open(&dir, Duration::ZERO).err().unwrap().to_string();
+        assert!(e.contains("writable by other users") && e.contains("chmod go-w"), "{e}");
     }
 
     #[test]

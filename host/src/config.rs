@@ -151,6 +151,9 @@ pub struct PluginsConfig {
 pub struct DaemonConfig {
     /// Where the gRPC service listens: `host:port`, or `unix:///path` for a unix socket.
     pub listen: String,
+    /// The permissions of the unix socket `listen` names (TOML's `0o660`: its owner and
+    /// group may connect).
+    pub socket_mode: u32,
     /// Where `GET /metrics` (Prometheus text) and `GET /status` (JSON) are served,
     /// `host:port`; empty: not served.
     pub status_listen: String,
@@ -185,6 +188,7 @@ impl Default for DaemonConfig {
     fn default() -> Self {
         Self {
             listen: "127.0.0.1:9820".into(),
+            socket_mode: 0o660,
             status_listen: "127.0.0.1:9821".into(),
             synthesis_workers: 2,
             keep_results: Duration::from_secs(3600),
@@ -424,6 +428,7 @@ mod tests {
             max_attempts = 5
             low_priority_aging = "20m"
             max_queued = 50
+            socket_mode = 0o600
             max_queued_bytes = "2GiB"
             [memory]
             budget = "96GiB"
@@ -447,6 +452,7 @@ mod tests {
         assert_eq!(c.daemon.state_dir, PathBuf::from("/var/lib/bellhop"));
         assert_eq!((c.daemon.max_attempts, c.daemon.low_priority_aging), (5, Duration::from_secs(1200)));
         assert_eq!((c.daemon.max_queued, c.daemon.max_queued_bytes), (50, 2 << 30));
+        assert_eq!(c.daemon.socket_mode, 0o600);
         assert_eq!(c.memory.budget, Budget::Bytes(96 << 30));
         assert_eq!(c.memory.safety_margin, 2 << 30);
         assert_eq!(c.memory.eviction_min_idle, Duration::from_secs(30));

@@ -88,6 +88,19 @@ pub enum LoadError {
         /// Its permission bits.
         mode: u32,
     },
+    /// The file belongs to a user other than root and this process's.
+    #[error(
+        "plugin file `{}` belongs to user {owner}, neither root nor the user running bellhop, who could make it \
+         run their code here; refused. Have root or this user own it: chown root {}",
+        .path.display(),
+        .path.display()
+    )]
+    OwnedByOther {
+        /// The file, links resolved.
+        path: PathBuf,
+        /// Its owner's uid.
+        owner: u32,
+    },
     /// The file is not a loadable shared library.
     #[error("`{}` is not a loadable shared library ({reason}); a plugin is the .so file a plugin crate builds", .path.display())]
     NotALibrary {
@@ -447,7 +460,7 @@ fn open_library(path: &Path) -> Result<&'static libloading::Library, LoadError> 
     }
     // The file checked is the file loaded: links are resolved before both.
     let path = &path.canonicalize().map_err(|e| LoadError::NotALibrary { path: path.into(), reason: e.to_string() })?;
-    refuse_writable_by_others(path)?;
+    refuse_untrusted(path)?;
     // SAFETY: loading a library runs its initialisers. Plugins are trusted code, like the
     // executable itself; the operator chose the file or the directory it is in, and no
     // other user can have changed the file (checked above).
@@ -455,16 +468,20 @@ fn open_library(path: &Path) -> Result<&'static libloading::Library, LoadError> 
     Ok(Box::leak(Box::new(lib)))
 }
 
-/// Refuses a plugin file that users other than its owner may write: whoever can write it
-/// runs code in every process that loads it.
-fn refuse_writable_by_others(path: &Path) -> Result<(), LoadError> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let mode = std::fs::metadata(path)
-        .map_err(|e| LoadError::NotALibrary { path: path.into(), reason: e.to_string() })?
-        .permissions()
-        .mode();
-    if mode & 0o022 != 0 {
-        return Err(LoadError::WritableByOthers { path: path.into(), mode: mode & 0o777 });
+/// Refuses a plugin file that users other than its owner may write, or that another user
+/// than root and this process's owns: whoever can write it runs code in every process that
+/// loads it.
+fn refuse_untrusted(path: &Path) -> Result<(), LoadError> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta =
+        std::fs::metadata(path).map_err(|e| LoadError::NotALibrary { path: path.into(), reason: e.to_string() })?;
+    if meta.mode() & 0o022 != 0 {
+        return Err(LoadError::WritableByOthers { path: path.into(), mode: meta.mode() & 0o777 });
+    }
+    // SAFETY: geteuid takes no arguments, has no preconditions and cannot fail.
+    let user = unsafe { libc::geteuid() };
+    if meta.uid() != 0 && meta.uid() != user {
+        return Err(LoadError::OwnedByOther { path: path.into(), owner: meta.uid() });
     }
     Ok(())
 }

@@ -42,10 +42,7 @@ pub fn private_dir(dir: &Path) -> io::Result<()> {
     // SAFETY: geteuid takes no arguments, has no preconditions and cannot fail.
     let user = unsafe { libc::geteuid() };
     let refuse = |why: String| {
-        Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!("cache directory {} {why}; refused", dir.display()),
-        ))
+        Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("directory {} {why}; refused", dir.display())))
     };
     if meta.uid() != user {
         return refuse(format!("belongs to user {}, not to this process's user {user}", meta.uid()));

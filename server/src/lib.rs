@@ -29,22 +29,32 @@ pub struct Bound {
     status: Option<TcpListener>,
 }
 
-/// Binds `listen` (`host:port`, or `unix:///path` for a unix socket, replacing a stale
-/// socket file) for gRPC and, unless empty, `status_listen` (`host:port`) for HTTP.
-pub async fn bind(listen: &str, status_listen: &str) -> Result<Bound> {
+/// Binds `listen` (`host:port`, or `unix:///path` for a unix socket of permissions
+/// `socket_mode`, replacing a stale socket file but never one that a process still listens
+/// on) for gRPC and, unless empty, `status_listen` (`host:port`) for HTTP.
+pub async fn bind(listen: &str, status_listen: &str, socket_mode: u32) -> Result<Bound> {
     let grpc = match listen.strip_prefix("unix://") {
         Some(path) => {
+            use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
             let path = PathBuf::from(path);
             if path.exists() {
-                use std::os::unix::fs::FileTypeExt as _;
                 let kind = std::fs::symlink_metadata(&path)?.file_type();
                 if !kind.is_socket() {
                     bail!("{} exists and is not a socket; choose another [daemon] listen path", path.display());
+                }
+                if std::os::unix::net::UnixStream::connect(&path).is_ok() {
+                    bail!(
+                        "another process (a running daemon?) listens on {}; stop it first, or give this daemon \
+                         another [daemon] listen path",
+                        path.display()
+                    );
                 }
                 std::fs::remove_file(&path).with_context(|| format!("removing the stale socket {}", path.display()))?;
             }
             let listener = UnixListener::bind(&path)
                 .with_context(|| format!("cannot listen on unix socket {}", path.display()))?;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(socket_mode))
+                .with_context(|| format!("setting {} to mode {socket_mode:o}", path.display()))?;
             GrpcListener::Unix(listener, path)
         }
         None => GrpcListener::Tcp(

@@ -166,7 +166,37 @@ fn post_proofs_over_tcp_and_a_unix_socket_are_accepted_by_filecoin_proofs() {
     let socket = fixture().dir.join("bellhop.sock");
     let unix = daemon("unix", &format!("unix://{}", socket.display()), "");
     assert!(unix.addr.starts_with("unix://"));
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777, 0o660);
     runtime().block_on(post_proofs_verify(&unix.addr));
+    // A second daemon on the socket the first still listens on is refused, and the first
+    // serves on.
+    let dir = fixture().dir.join("unix-second");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bellhop.toml"), config("unix-second", "", "")).unwrap();
+    let mut second = std::process::Command::new(bellhop_tests::build_dir().join("bellhop"))
+        .args(["serve", "--config"])
+        .arg(dir.join("bellhop.toml"))
+        .args(["--listen", &unix.addr, "--status-listen", ""])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let exited = loop {
+        if let Some(status) = second.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            second.kill().unwrap();
+            panic!("a second daemon took over the first one's socket");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut second.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!exited.success() && stderr.contains("another process (a running daemon?) listens on"), "{stderr}");
+    runtime().block_on(async { alive(&mut connect(&unix.addr).await.unwrap()).await });
 }
 
 async fn code_of<T: std::fmt::Debug>(

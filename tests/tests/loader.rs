@@ -145,3 +145,20 @@ fn a_plugin_file_others_may_write_is_refused_through_a_link_too() {
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(Plugin::<Backends>::load(&link).unwrap().info.name.as_str(), "cpu");
 }
+
+#[test]
+fn a_plugin_file_another_user_owns_is_refused() {
+    let dir = build_dir().join("loader-test-files");
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join("libbellhop_backend_owned_by_nobody.so");
+    std::fs::copy(built_library("bellhop_backend_cpu"), &copy).unwrap();
+    // Giving a file away takes root.
+    if std::os::unix::fs::chown(&copy, Some(65534), None).is_err() {
+        eprintln!("note: not root here, so a plugin file owned by another user could not be made; not checked");
+        return;
+    }
+    let e = load_error::<Backends>(&copy);
+    assert!(e.contains("belongs to user 65534") && e.contains("chown root"), "{e}");
+    std::os::unix::fs::chown(&copy, Some(0), None).unwrap();
+    assert_eq!(Plugin::<Backends>::load(&copy).unwrap().info.name.as_str(), "cpu");
+}
