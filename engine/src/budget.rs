@@ -125,7 +125,8 @@ impl Budget {
             Ticket { budget: self, place }
         };
         loop {
-            // Asked with the budget's lock not held: `need` may take other locks.
+            // Asked with the budget's lock not held, as `give_up` below: both may take
+            // other locks (the engine's state lock, whose holders ask the budget for its usage).
             let bytes = fits(need())?;
             let mut inner = self.lock();
             let first = inner.waiting.first() == Some(&ticket.place);
@@ -136,17 +137,15 @@ impl Budget {
                 drop(ticket);
                 return Ok(reservation);
             }
-            if first {
-                drop(inner);
-                if make_room() {
-                    continue;
-                }
-                inner = self.lock();
+            drop(inner);
+            if first && make_room() {
+                continue;
             }
             if let Some(why) = give_up() {
                 return Err(NoRoom::GaveUp(why));
             }
             // A bounded wait: `need` and `give_up` are asked again even if nothing is released.
+            let inner = self.lock();
             drop(self.changed.wait_timeout(inner, Duration::from_millis(50)));
         }
     }
