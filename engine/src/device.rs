@@ -168,7 +168,11 @@ impl Device {
         })?;
         let (proof, public_inputs) = proved.map_err(fault)?;
         if verify {
-            prover::verify(srs, &proof, &public_inputs, circuit).map_err(fault)?;
+            catch_unwind(AssertUnwindSafe(|| prover::verify(srs, &proof, &public_inputs, circuit)))
+                .map_err(|panic| {
+                    Fault::Job(format!("verifying the proof panicked: {}", bellhop_plugin_sdk::panic_message(&*panic)))
+                })?
+                .map_err(fault)?;
         }
         Ok(ProvedJob { index: 0, circuit: circuit.into(), proof, public_inputs }.proof_bytes())
     }
@@ -183,10 +187,11 @@ fn fault(error: ProveError) -> Fault {
         {
             Fault::Job(error.to_string())
         }
-        ProveError::Backend { .. } | ProveError::BadPoint { .. } | ProveError::Unverified { .. } => {
-            Fault::Device(error.to_string())
-        }
-        ProveError::Params(_)
+        ProveError::Backend { .. } | ProveError::BadPoint { .. } => Fault::Device(error.to_string()),
+        // A witness that does not satisfy its circuit fails verification on every device,
+        // so it must not take the devices down one by one.
+        ProveError::Unverified { .. }
+        | ProveError::Params(_)
         | ProveError::Malformed { .. }
         | ProveError::OtherStatement { .. }
         | ProveError::SubvertedParameters
@@ -201,7 +206,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refused_input_is_the_job_s_fault_and_a_failing_device_the_device_s() {
+    fn refused_input_and_unverified_proofs_are_the_job_s_fault_and_a_failing_device_the_device_s() {
         let backend = |kind| ProveError::Backend { phase: "msm", error: PluginError::new(kind, "why") };
         for kind in [ErrorKind::INVALID_INPUT, ErrorKind::UNSUPPORTED, ErrorKind::OPTIONS] {
             assert!(matches!(fault(backend(kind)), Fault::Job(_)));
@@ -209,6 +214,6 @@ mod tests {
         for kind in [ErrorKind::DEVICE, ErrorKind::NO_DEVICE, ErrorKind::PANIC, ErrorKind::INTERNAL] {
             assert!(matches!(fault(backend(kind)), Fault::Device(_)));
         }
-        assert!(matches!(fault(ProveError::Unverified { circuit: "chain:1024".into() }), Fault::Device(_)));
+        assert!(matches!(fault(ProveError::Unverified { circuit: "chain:1024".into() }), Fault::Job(_)));
     }
 }

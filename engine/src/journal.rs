@@ -5,9 +5,14 @@
 //! the daemon keeps dying under is not run forever; a clean shutdown that interrupts a job
 //! says so, and that start does not count. On start the journal is read back: jobs not
 //! ended run again, ended ones are kept for `[daemon] keep_results`, and it is rewritten
-//! with just those. Each line carries a checksum, so a damaged one is reported and skipped.
+//! with just those (and again while running, once it has grown well past them). Each line
+//! carries a checksum, so a damaged one is reported and skipped. A write that fails (a full
+//! disk, an I/O error, a failed sync) is cut back to the last whole record before anything
+//! else is written, and the caller gets the error; where the journal cannot be rewritten at
+//! start (a full disk), it is appended to as it is.
 
 use std::{
+    collections::{HashMap, HashSet},
     fs::{self, File, OpenOptions},
     io::{self, BufRead as _, BufReader, Write as _},
     path::{Path, PathBuf},
@@ -79,10 +84,70 @@ pub(crate) struct Recovered {
     pub(crate) attempts: u32,
 }
 
+/// Where records are written: the journal file (in tests, one that fails on demand).
+trait Sink: Send {
+    /// Writes `bytes` at the end and syncs them.
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Cuts the file to `len` bytes and syncs it.
+    fn truncate(&mut self, len: u64) -> io::Result<()>;
+}
+
+impl Sink for File {
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.write_all(bytes)?;
+        self.sync_data()
+    }
+
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        self.set_len(len)?;
+        self.sync_data()
+    }
+}
+
+/// What the journal holds of one job: what a rewrite writes back.
+struct Kept {
+    /// Its place in the order of acceptance.
+    order: u64,
+    accepted: Accepted,
+    attempts: u32,
+    ended: Option<(Ended, u64)>,
+}
+
+impl Kept {
+    fn lines(&self) -> String {
+        let id = &self.accepted.id;
+        let mut lines = line(&Record::Accepted(self.accepted.clone()));
+        match &self.ended {
+            Some((ended, at_ms)) => {
+                lines += &line(&Record::Ended { id: id.clone(), at_ms: *at_ms, ended: ended.clone() })
+            }
+            None if self.attempts > 0 => lines += &line(&Record::Started { id: id.clone(), attempt: self.attempts }),
+            None => {}
+        }
+        lines
+    }
+}
+
+/// The journal grows to at least this, and twice its size after the last rewrite, before
+/// it is rewritten while running.
+const REWRITE_FROM: u64 = 1 << 20;
+
 /// The open journal.
 pub(crate) struct Journal {
     dir: PathBuf,
-    file: File,
+    keep: Duration,
+    sink: Box<dyn Sink>,
+    /// Bytes of whole records in the file: a failed write is cut back to here.
+    whole: u64,
+    /// A write failed and is not cut back yet.
+    torn: bool,
+    /// Its size after the last rewrite.
+    rewritten: u64,
+    /// The least size at which it is rewritten while running.
+    rewrite_from: u64,
+    /// Every job it holds, by id.
+    jobs: HashMap<String, Kept>,
+    next_order: u64,
     /// Held for the daemon's life: a second daemon on the same directory is refused.
     _lock: File,
 }
@@ -127,6 +192,8 @@ fn input_path(dir: &Path, id: &str) -> PathBuf {
 impl Journal {
     /// Opens the journal in `dir` (made if missing) and reads it back: the jobs to run
     /// again or to keep (those that ended within `keep`), and a line per damaged entry.
+    /// Input files of no job waiting to run, and temporary files a killed daemon left, are
+    /// removed.
     pub(crate) fn open(dir: &Path, keep: Duration) -> io::Result<(Self, Vec<Recovered>, Vec<String>)> {
         // The inputs and proofs are the operator's alone: no other user may plant or change a job.
         bellhop_plugin_sdk::dirs::private_dir(dir)?;
@@ -139,99 +206,178 @@ impl Journal {
             ))
         })?;
         let path = dir.join("journal");
-        let mut order: Vec<String> = Vec::new();
-        let mut accepted = std::collections::HashMap::<String, Accepted>::new();
-        let mut ended = std::collections::HashMap::<String, (Ended, u64)>::new();
-        let mut attempts = std::collections::HashMap::<String, u32>::new();
+        let mut journal = Self {
+            dir: dir.to_path_buf(),
+            keep,
+            sink: Box::new(OpenOptions::new().create(true).append(true).open(&path)?),
+            whole: 0,
+            torn: false,
+            rewritten: 0,
+            rewrite_from: REWRITE_FROM,
+            jobs: HashMap::new(),
+            next_order: 0,
+            _lock: lock,
+        };
         let mut damaged = Vec::new();
-        if path.exists() {
-            for (number, text) in BufReader::new(File::open(&path)?).split(b'\n').enumerate() {
-                let text = String::from_utf8_lossy(&text?).into_owned();
-                if text.trim().is_empty() {
-                    continue;
-                }
-                match parse(&text) {
-                    Ok(Record::Accepted(job)) => {
-                        if !accepted.contains_key(&job.id) {
-                            order.push(job.id.clone());
-                        }
-                        // An id accepted again after its first job ended is a new job.
-                        ended.remove(&job.id);
-                        attempts.remove(&job.id);
-                        accepted.insert(job.id.clone(), job);
-                    }
-                    Ok(Record::Ended { id, at_ms, ended: how }) => {
-                        ended.insert(id, (how, at_ms));
-                    }
-                    Ok(Record::Started { id, attempt }) => {
-                        attempts.insert(id, attempt);
-                    }
-                    Ok(Record::Interrupted { id }) => {
-                        if let Some(count) = attempts.get_mut(&id) {
-                            *count = count.saturating_sub(1);
-                        }
-                    }
-                    Err(why) => {
-                        let report = format!("{} line {}: {why}; skipped", path.display(), number + 1);
-                        tracing::warn!("damaged journal entry: {report}");
-                        damaged.push(report);
-                    }
+        for (number, text) in BufReader::new(File::open(&path)?).split(b'\n').enumerate() {
+            let text = String::from_utf8_lossy(&text?).into_owned();
+            if text.trim().is_empty() {
+                continue;
+            }
+            match parse(&text) {
+                Ok(record) => journal.index(record),
+                Err(why) => {
+                    let report = format!("{} line {}: {why}; skipped", path.display(), number + 1);
+                    tracing::warn!("damaged journal entry: {report}");
+                    damaged.push(report);
                 }
             }
         }
+        journal.sweep();
+        journal.remove_orphans();
         let now = now_ms();
-        let mut recovered = Vec::new();
-        let mut kept = String::new();
-        for id in order {
-            let job = accepted.remove(&id).expect("listed above");
-            let input_path = input_path(dir, &id);
-            match ended.remove(&id) {
-                Some((how, at_ms)) => {
-                    let age = Duration::from_millis(now.saturating_sub(at_ms));
-                    if age >= keep {
-                        let _ = fs::remove_file(&input_path);
-                        continue;
-                    }
-                    kept += &line(&Record::Accepted(job.clone()));
-                    kept += &line(&Record::Ended { id: id.clone(), at_ms, ended: how.clone() });
-                    let ended = Some((how.into_outcome(), age));
-                    recovered.push(Recovered { accepted: job, input: None, ended, attempts: 0 });
-                }
-                None => {
-                    kept += &line(&Record::Accepted(job.clone()));
-                    let attempt = attempts.remove(&id).unwrap_or(0);
-                    if attempt > 0 {
-                        kept += &line(&Record::Started { id: id.clone(), attempt });
-                    }
-                    let input = fs::read(&input_path).ok();
-                    recovered.push(Recovered { accepted: job, input, ended: None, attempts: attempt });
-                }
+        let mut kept: Vec<&Kept> = journal.jobs.values().collect();
+        kept.sort_by_key(|job| job.order);
+        let recovered = kept
+            .into_iter()
+            .map(|job| {
+                let id = &job.accepted.id;
+                let ended = job
+                    .ended
+                    .clone()
+                    .map(|(how, at_ms)| (how.into_outcome(), Duration::from_millis(now.saturating_sub(at_ms))));
+                let input = if ended.is_none() { fs::read(input_path(dir, id)).ok() } else { None };
+                Recovered { accepted: job.accepted.clone(), input, ended, attempts: job.attempts }
+            })
+            .collect();
+        if let Err(e) = journal.rewrite() {
+            // A full disk must not keep the daemon from starting: append to the file as it
+            // is, cut back to its last whole line.
+            tracing::warn!("could not rewrite the journal {} ({e}); appending to it as it is", path.display());
+            let text = fs::read(&path)?;
+            let whole = text.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1) as u64;
+            if whole < text.len() as u64 {
+                journal.sink.truncate(whole)?;
             }
+            (journal.whole, journal.rewritten) = (whole, whole);
         }
-        write_synced(&path, kept.as_bytes())?;
-        let file = OpenOptions::new().append(true).open(&path)?;
-        Ok((Self { dir: dir.to_path_buf(), file, _lock: lock }, recovered, damaged))
+        Ok((journal, recovered, damaged))
     }
 
-    fn append(&mut self, record: &Record) -> io::Result<()> {
-        self.file.write_all(line(record).as_bytes())?;
-        self.file.sync_data()
+    /// Takes `record` into the jobs held.
+    fn index(&mut self, record: Record) {
+        match record {
+            Record::Accepted(accepted) => {
+                // An id accepted again after its first job ended is a new job.
+                let order = self.next_order;
+                self.next_order += 1;
+                self.jobs.insert(accepted.id.clone(), Kept { order, accepted, attempts: 0, ended: None });
+            }
+            Record::Ended { id, at_ms, ended } => {
+                if let Some(job) = self.jobs.get_mut(&id) {
+                    job.ended = Some((ended, at_ms));
+                }
+            }
+            Record::Started { id, attempt } => {
+                if let Some(job) = self.jobs.get_mut(&id) {
+                    job.attempts = attempt;
+                }
+            }
+            Record::Interrupted { id } => {
+                if let Some(job) = self.jobs.get_mut(&id) {
+                    job.attempts = job.attempts.saturating_sub(1);
+                }
+            }
+        }
+    }
+
+    /// Forgets the jobs that ended longer than `keep` ago.
+    fn sweep(&mut self) {
+        let now = now_ms();
+        let keep = self.keep;
+        self.jobs.retain(|_, job| {
+            job.ended.as_ref().is_none_or(|(_, at_ms)| Duration::from_millis(now.saturating_sub(*at_ms)) < keep)
+        });
+    }
+
+    /// Removes input files of no job waiting to run, and temporary files.
+    fn remove_orphans(&self) {
+        let wanted: HashSet<PathBuf> = self
+            .jobs
+            .values()
+            .filter(|job| job.ended.is_none())
+            .map(|job| input_path(&self.dir, &job.accepted.id))
+            .collect();
+        let inputs = fs::read_dir(self.dir.join("inputs")).into_iter().flatten().flatten().map(|e| e.path());
+        let temporary = fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("journal.tmp.")));
+        for orphan in inputs.filter(|p| !wanted.contains(p)).chain(temporary) {
+            match fs::remove_file(&orphan) {
+                Ok(()) => tracing::info!("journal: removed {}, which no job waiting to run needs", orphan.display()),
+                Err(e) => tracing::warn!("journal: could not remove {}: {e}", orphan.display()),
+            }
+        }
+    }
+
+    /// Writes the file anew with just the jobs held, and appends to it from then on.
+    fn rewrite(&mut self) -> io::Result<()> {
+        let mut jobs: Vec<&Kept> = self.jobs.values().collect();
+        jobs.sort_by_key(|job| job.order);
+        let text: String = jobs.into_iter().map(Kept::lines).collect();
+        let path = self.dir.join("journal");
+        write_synced(&path, text.as_bytes())?;
+        self.sink = Box::new(OpenOptions::new().append(true).open(&path)?);
+        (self.whole, self.rewritten, self.torn) = (text.len() as u64, text.len() as u64, false);
+        Ok(())
+    }
+
+    /// Appends `record` whole, or not at all: a failed write is cut back (now, or before
+    /// the next one if that fails too) and its error returned.
+    fn append(&mut self, record: Record) -> io::Result<()> {
+        if self.torn {
+            self.sink
+                .truncate(self.whole)
+                .map_err(|e| io::Error::new(e.kind(), format!("cutting back the journal's last, failed write: {e}")))?;
+            self.torn = false;
+        }
+        let line = line(&record);
+        if let Err(e) = self.sink.append(line.as_bytes()) {
+            self.torn = self.sink.truncate(self.whole).is_err();
+            return Err(e);
+        }
+        self.whole += line.len() as u64;
+        self.index(record);
+        if self.whole > self.rewrite_from.max(2 * self.rewritten) {
+            self.sweep();
+            if let Err(e) = self.rewrite() {
+                tracing::warn!("could not rewrite the journal ({e}); appending to it as it is");
+                self.rewritten = self.whole;
+            }
+        }
+        Ok(())
     }
 
     /// Records an accepted job and its input, on disk before it returns.
     pub(crate) fn accept(&mut self, job: &Accepted, input: &[u8]) -> io::Result<()> {
-        write_synced(&input_path(&self.dir, &job.id), input)?;
-        self.append(&Record::Accepted(job.clone()))
+        let input_path = input_path(&self.dir, &job.id);
+        write_synced(&input_path, input)?;
+        self.append(Record::Accepted(job.clone())).inspect_err(|_| {
+            let _ = fs::remove_file(&input_path);
+        })
     }
 
     /// Records that job `id` starts for the `attempt`th time, on disk before it returns.
     pub(crate) fn started(&mut self, id: &str, attempt: u32) -> io::Result<()> {
-        self.append(&Record::Started { id: id.into(), attempt })
+        self.append(Record::Started { id: id.into(), attempt })
     }
 
     /// Records that a clean shutdown stopped job `id` before it ended.
     pub(crate) fn interrupted(&mut self, id: &str) -> io::Result<()> {
-        self.append(&Record::Interrupted { id: id.into() })
+        self.append(Record::Interrupted { id: id.into() })
     }
 
     /// Records how job `id` ended; its input is no longer needed.
@@ -243,7 +389,7 @@ impl Journal {
             Outcome::Failed(why) => Ended::Failed { why: why.clone() },
             Outcome::Cancelled => Ended::Cancelled,
         };
-        self.append(&Record::Ended { id: id.into(), at_ms: now_ms(), ended })?;
+        self.append(Record::Ended { id: id.into(), at_ms: now_ms(), ended })?;
         let _ = fs::remove_file(input_path(&self.dir, id));
         Ok(())
     }
@@ -361,6 +507,107 @@ mod tests {
         assert_eq!(attempts(&recovered)[0], ("crashes".to_string(), 2));
         let (_, again, _) = Journal::open(dir.path(), keep).unwrap();
         assert_eq!(attempts(&again)[0], ("crashes".to_string(), 2));
+    }
+
+    /// The journal file, its writes failing half-way while `mode` is 1, its cut-backs too
+    /// while it is 2.
+    struct Failing {
+        file: File,
+        mode: std::sync::Arc<std::sync::atomic::AtomicU8>,
+    }
+
+    impl Sink for Failing {
+        fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+            if self.mode.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+                return Sink::append(&mut self.file, bytes);
+            }
+            self.file.write_all(&bytes[..bytes.len() / 2])?;
+            Err(io::Error::new(io::ErrorKind::StorageFull, "no space left on device (injected)"))
+        }
+
+        fn truncate(&mut self, len: u64) -> io::Result<()> {
+            if self.mode.load(std::sync::atomic::Ordering::Relaxed) == 2 {
+                return Err(io::Error::other("I/O error (injected)"));
+            }
+            Sink::truncate(&mut self.file, len)
+        }
+    }
+
+    fn ids(recovered: &[Recovered]) -> Vec<&str> {
+        recovered.iter().map(|r| r.accepted.id.as_str()).collect()
+    }
+
+    #[test]
+    fn a_failed_write_is_cut_back_before_the_next_one_and_its_job_refused() {
+        use std::sync::{atomic::AtomicU8, Arc};
+        let dir = tempfile::tempdir().unwrap();
+        let keep = Duration::from_secs(3600);
+        {
+            let (mut journal, _, _) = Journal::open(dir.path(), keep).unwrap();
+            journal.accept(&accepted("a"), b"a").unwrap();
+            let mode = Arc::new(AtomicU8::new(1));
+            let file = OpenOptions::new().append(true).open(dir.path().join("journal")).unwrap();
+            journal.sink = Box::new(Failing { file, mode: Arc::clone(&mode) });
+            let e = journal.accept(&accepted("b"), b"b").unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+            assert!(!input_path(dir.path(), "b").exists(), "the refused job's input is not left behind");
+            // The write fails and so does cutting it back: the next append cuts back first.
+            mode.store(2, std::sync::atomic::Ordering::Relaxed);
+            journal.end("a", &Outcome::Cancelled).unwrap_err();
+            mode.store(0, std::sync::atomic::Ordering::Relaxed);
+            journal.accept(&accepted("c"), b"c").unwrap();
+        }
+        let (_, recovered, damaged) = Journal::open(dir.path(), keep).unwrap();
+        assert!(damaged.is_empty(), "{damaged:?}");
+        assert_eq!(ids(&recovered), ["a", "c"]);
+        assert!(recovered.iter().all(|r| r.ended.is_none()), "a's end was never written");
+    }
+
+    #[test]
+    fn a_journal_that_cannot_be_rewritten_at_start_is_appended_to_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = Duration::from_secs(3600);
+        drop(Journal::open(dir.path(), keep).unwrap().0.accept(&accepted("a"), b"a"));
+        // A torn last line, and the rewrite's temporary name taken (as a full disk fails it).
+        let mut file = OpenOptions::new().append(true).open(dir.path().join("journal")).unwrap();
+        file.write_all(b"0123 {\"record\":\"acc").unwrap();
+        let planted = dir.path().join(format!("journal.tmp.{}", std::process::id()));
+        fs::create_dir(&planted).unwrap();
+        {
+            let (mut journal, recovered, damaged) = Journal::open(dir.path(), keep).unwrap();
+            assert_eq!((ids(&recovered), damaged.len()), (vec!["a"], 1));
+            journal.accept(&accepted("b"), b"b").unwrap();
+        }
+        fs::remove_dir(&planted).unwrap();
+        let (_, recovered, damaged) = Journal::open(dir.path(), keep).unwrap();
+        assert!(damaged.is_empty(), "the torn line was cut before b was appended: {damaged:?}");
+        assert_eq!(ids(&recovered), ["a", "b"]);
+    }
+
+    #[test]
+    fn the_journal_is_rewritten_while_running_and_orphans_are_removed_at_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal_path = dir.path().join("journal");
+        {
+            let (mut journal, _, _) = Journal::open(dir.path(), Duration::ZERO).unwrap();
+            journal.rewrite_from = 4096;
+            let timings = Timings::default();
+            for n in 0..40 {
+                let id = format!("done-{n}");
+                journal.accept(&accepted(&id), b"input").unwrap();
+                journal.end(&id, &Outcome::Completed { proof: vec![7; 192], timings }).unwrap();
+            }
+            journal.accept(&accepted("waiting"), b"input").unwrap();
+            let size = fs::metadata(&journal_path).unwrap().len();
+            assert!(size <= 2 * 4096, "{size} bytes: ended jobs past keep_results were not dropped");
+        }
+        let orphan = dir.path().join("inputs").join("0123456789abcdef");
+        fs::write(&orphan, b"no job's").unwrap();
+        fs::write(dir.path().join("journal.tmp.1"), b"a rewrite a kill cut short").unwrap();
+        let (_, recovered, _) = Journal::open(dir.path(), Duration::ZERO).unwrap();
+        assert_eq!(ids(&recovered), ["waiting"]);
+        assert_eq!(recovered[0].input.as_deref(), Some(&b"input"[..]));
+        assert!(!orphan.exists() && !dir.path().join("journal.tmp.1").exists());
     }
 
     #[test]

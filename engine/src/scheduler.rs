@@ -531,10 +531,14 @@ impl Shared {
         // The circuit's own public inputs are computed beside the strategy's synthesis.
         let (synthesis, expected) = rayon::join(
             || catch_unwind(AssertUnwindSafe(|| self.strategy.synthesize(std::slice::from_ref(&job)))),
-            || prover::expected_public_inputs(&job),
+            || catch_unwind(AssertUnwindSafe(|| prover::expected_public_inputs(&job))),
         );
+        let panicked = |what: &str, panic: Box<dyn std::any::Any + Send>| {
+            format!("{what} panicked: {}", bellhop_plugin_sdk::panic_message(&*panic))
+        };
+        let expected = expected.map_err(|panic| panicked("computing the circuit's public inputs", panic))?;
         let synthesis = synthesis
-            .map_err(|panic| format!("the strategy panicked: {}", bellhop_plugin_sdk::panic_message(&*panic)))?
+            .map_err(|panic| panicked("the strategy", panic))?
             .map_err(|e| format!("synthesis failed: {e}"))?;
         for warning in &synthesis.warnings {
             tracing::warn!("strategy: {warning}");
