@@ -1,13 +1,17 @@
 //! The engine's devices: the backend opened on each configured device, proving one
-//! partition at a time. A failure of the device (a backend error or panic, a proof that
-//! does not verify) is told apart from a failure of the job, so that the partition can be
-//! retried on another device.
+//! partition at a time on a thread of its own, within `[backend] call_timeout`. A failure
+//! of the device (a backend error or panic, a call that never returns) is told apart from
+//! a failure of the job (refused input, a proof that does not verify, a device out of
+//! memory), so that the partition can be retried on another device; a device marked down
+//! is probed again (reopened and checked) until it works.
 
 use std::{
     collections::HashSet,
     panic::{catch_unwind, AssertUnwindSafe},
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::{mpsc, Arc, Mutex, MutexGuard},
+    thread::JoinHandle,
+    time::Duration,
 };
 
 use bellhop_host::{
@@ -19,7 +23,7 @@ use bellhop_host::{
     prover::{self, ProveError},
     session::OpenedBackend,
 };
-use bellhop_plugin_sdk::{strategy::Assignment, Capabilities, ErrorKind};
+use bellhop_plugin_sdk::{panic_message, strategy::Assignment, Capabilities, ErrorKind};
 
 /// One configured device.
 pub(crate) struct Device {
@@ -33,8 +37,10 @@ pub(crate) struct Device {
     pub(crate) backend_name: String,
     /// Its memory as described.
     pub(crate) memory_bytes: u64,
-    /// The opened backend; none if it failed to open.
-    pub(crate) backend: Result<OpenedBackend, String>,
+    /// The opened backend, or why there is none (it failed to open, or to reopen).
+    backend: Mutex<Result<Arc<OpenedBackend>, String>>,
+    /// The thread of a call that passed `[backend] call_timeout`, until it returns.
+    overdue: Mutex<Option<JoinHandle<()>>>,
     /// Parameter sets it had no room to keep, so warned about once.
     crowded: Mutex<HashSet<PathBuf>>,
 }
@@ -44,14 +50,21 @@ pub(crate) struct Device {
 pub(crate) enum Fault {
     /// The device failed: retry the partition on another one.
     Device(String),
+    /// The device's calls passed `[backend] call_timeout`: the job fails, and the device
+    /// is down until the call returns and a probe finds it working.
+    Overdue(String),
     /// The job cannot be proved (its parameters do not fit it, say).
     Job(String),
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Opens the backend on every device of `[backend] devices` (without it: `[backend]
 /// device` if set, else every device the backend describes, else device 0). A device that
 /// fails to open is kept, marked down; if every one fails, the first error is returned.
-pub(crate) fn open_all(config: &Config, plugin_dir: &Path) -> anyhow::Result<Vec<Device>> {
+pub(crate) fn open_all(config: &Config, plugin_dir: &Path) -> anyhow::Result<Vec<Arc<Device>>> {
     let indices = match (&config.backend.devices, config.backend.device) {
         (Some(indices), _) if !indices.is_empty() => indices.clone(),
         (Some(_), _) => anyhow::bail!("[backend] devices is empty: list at least one device, or leave it out"),
@@ -81,24 +94,34 @@ pub(crate) fn open_all(config: &Config, plugin_dir: &Path) -> anyhow::Result<Vec
                 (format!("device {index}"), config.backend.plugin.clone(), 0)
             }
         };
-        devices.push(Device { ordinal, index, name, backend_name, memory_bytes, backend, crowded: Mutex::default() });
+        devices.push(Arc::new(Device {
+            ordinal,
+            index,
+            name,
+            backend_name,
+            memory_bytes,
+            backend: Mutex::new(backend.map(Arc::new)),
+            overdue: Mutex::default(),
+            crowded: Mutex::default(),
+        }));
     }
-    if devices.iter().all(|d| d.backend.is_err()) {
-        let first = devices.iter().find_map(|d| d.backend.as_ref().err()).cloned().unwrap_or_default();
+    if devices.iter().all(|d| d.opened().is_err()) {
+        let first = devices.iter().find_map(|d| d.opened().err()).unwrap_or_default();
         anyhow::bail!("no device could be opened: {first}");
     }
     Ok(devices)
 }
 
 impl Device {
-    fn backend(&self) -> Result<&OpenedBackend, Fault> {
-        self.backend.as_ref().map_err(|e| Fault::Device(e.clone()))
+    /// The opened backend, or why there is none.
+    pub(crate) fn opened(&self) -> Result<Arc<OpenedBackend>, String> {
+        locked(&self.backend).clone()
     }
 
     /// Lets the backend keep `srs`'s bases where its free memory allows (it uploads them
     /// for every proof otherwise).
     pub(crate) fn keep(&self, srs: &Arc<Srs>) -> anyhow::Result<()> {
-        let backend = self.backend.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let backend = self.opened().map_err(|e| anyhow::anyhow!("{e}"))?;
         if backend.keeps(srs) {
             return Ok(());
         }
@@ -125,7 +148,7 @@ impl Device {
 
     /// Stops keeping `srs`'s bases.
     pub(crate) fn release(&self, srs: &Arc<Srs>) {
-        if let Ok(backend) = &self.backend {
+        if let Ok(backend) = self.opened() {
             if let Err(e) = backend.release(srs) {
                 tracing::warn!("device {}: {e:#}", self.ordinal);
             }
@@ -134,12 +157,84 @@ impl Device {
 
     /// The device's memory now, as its backend reports it.
     pub(crate) fn memory(&self) -> Option<bellhop_plugin_sdk::DeviceMemory> {
-        self.backend.as_ref().ok().and_then(OpenedBackend::memory)
+        self.opened().ok().and_then(|backend| backend.memory())
+    }
+
+    /// Proves `assignment` of `circuit` with `srs` and verifies it (if `verify`), on a
+    /// thread of its own: its 192 bytes. `held` (the memory the partition holds) is
+    /// dropped when the backend's calls return. Past `timeout` the device is overdue: its
+    /// call is left running, and the device is not probed again until it returns.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn prove_within(
+        self: &Arc<Self>,
+        timeout: Duration,
+        circuit: String,
+        srs: Arc<Srs>,
+        assignment: Assignment,
+        verify: bool,
+        dealloc: Arc<Dealloc>,
+        held: impl Send + 'static,
+    ) -> Result<Vec<u8>, Fault> {
+        let (sender, receiver) = mpsc::channel();
+        let device = Arc::clone(self);
+        let span = tracing::Span::current();
+        let dispatch = tracing::dispatcher::get_default(Clone::clone);
+        let call = std::thread::Builder::new()
+            .name(format!("bellhop-call-{}", self.ordinal))
+            .spawn(move || {
+                tracing::dispatcher::with_default(&dispatch, || {
+                    let proved = span.in_scope(|| device.prove(&circuit, &srs, assignment, verify, &dealloc));
+                    drop(held);
+                    // The worker may have stopped waiting.
+                    let _ = sender.send(proved);
+                })
+            })
+            .map_err(|e| Fault::Device(format!("could not start a thread for its calls: {e}")))?;
+        match receiver.recv_timeout(timeout) {
+            Ok(proved) => {
+                let _ = call.join();
+                proved
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                *locked(&self.overdue) = Some(call);
+                Err(Fault::Overdue(format!(
+                    "its calls took longer than [backend] call_timeout ({}); the device is down until they return \
+                     and a probe finds it working (raise call_timeout if proofs this large take longer)",
+                    humantime::format_duration(timeout)
+                )))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let why = call.join().err().map_or_else(|| "no answer".into(), |panic| panic_message(&*panic));
+                Err(Fault::Device(format!("the thread of its calls died: {why}")))
+            }
+        }
+    }
+
+    /// Reopens the backend and checks it on a small MSM, once no overdue call is left
+    /// running: whether the device works again, or why not.
+    pub(crate) fn probe(&self, config: &Config, plugin_dir: &Path) -> Result<(), String> {
+        {
+            let mut overdue = locked(&self.overdue);
+            if overdue.as_ref().is_some_and(|call| !call.is_finished()) {
+                return Err("its call past [backend] call_timeout has not returned".into());
+            }
+            if let Some(call) = overdue.take() {
+                let _ = call.join();
+            }
+        }
+        // The old backend goes first: a device may not take two.
+        *locked(&self.backend) = Err("being reopened".into());
+        let reopened = OpenedBackend::open(config, plugin_dir, self.index)
+            .and_then(|backend| backend.check().map(|()| backend))
+            .map(Arc::new)
+            .map_err(|e| format!("{e:#}"));
+        *locked(&self.backend) = reopened.clone();
+        reopened.map(drop)
     }
 
     /// Proves `assignment` of `circuit` with `srs` and verifies it (if `verify`); its
     /// 192 bytes.
-    pub(crate) fn prove(
+    fn prove(
         &self,
         circuit: &str,
         srs: &Arc<Srs>,
@@ -147,7 +242,7 @@ impl Device {
         verify: bool,
         dealloc: &Dealloc,
     ) -> Result<Vec<u8>, Fault> {
-        let backend = self.backend()?;
+        let backend = self.opened().map_err(Fault::Device)?;
         if let Err(e) = self.keep(srs) {
             tracing::warn!("device {} could not keep the bases of {}: {e:#}", self.ordinal, srs.path.display());
         }
@@ -156,22 +251,22 @@ impl Device {
             let public_inputs = prover::public_inputs(&assignment);
             if backend.proves_whole_batches() {
                 prover::check_inputs(srs, &assignment, circuit)?;
-                let mut proofs =
-                    prover::prove_whole_batch(backend.as_ref(), srs, &[&assignment], std::slice::from_ref(&blinding))?;
+                let mut proofs = prover::prove_whole_batch(
+                    (*backend).as_ref(),
+                    srs,
+                    &[&assignment],
+                    std::slice::from_ref(&blinding),
+                )?;
                 dealloc.drop_later(assignment);
                 return Ok((proofs.remove(0), public_inputs));
             }
-            prover::prove(backend.as_ref(), backend.msm_calls(), srs, assignment, blinding, circuit, dealloc)
+            prover::prove((*backend).as_ref(), backend.msm_calls(), srs, assignment, blinding, circuit, dealloc)
         }))
-        .map_err(|panic| {
-            Fault::Device(format!("the backend panicked: {}", bellhop_plugin_sdk::panic_message(&*panic)))
-        })?;
+        .map_err(|panic| Fault::Device(format!("the backend panicked: {}", panic_message(&*panic))))?;
         let (proof, public_inputs) = proved.map_err(fault)?;
         if verify {
             catch_unwind(AssertUnwindSafe(|| prover::verify(srs, &proof, &public_inputs, circuit)))
-                .map_err(|panic| {
-                    Fault::Job(format!("verifying the proof panicked: {}", bellhop_plugin_sdk::panic_message(&*panic)))
-                })?
+                .map_err(|panic| Fault::Job(format!("verifying the proof panicked: {}", panic_message(&*panic))))?
                 .map_err(fault)?;
         }
         Ok(ProvedJob { index: 0, circuit: circuit.into(), proof, public_inputs }.proof_bytes())
@@ -179,9 +274,14 @@ impl Device {
 }
 
 /// Whether a proof error is the device's or the job's: a backend that refuses its input
-/// or options, or does not support what was asked, would refuse it on any device.
+/// or options, or does not support what was asked, would refuse it on any device; a
+/// device out of memory works, and is not taken down for it.
 fn fault(error: ProveError) -> Fault {
     match &error {
+        ProveError::Backend { error: e, .. } if e.kind == ErrorKind::OUT_OF_MEMORY => Fault::Job(format!(
+            "{error}; the device stays up: fewer parameter sets kept on it, a smaller sector or a larger card would \
+             fit"
+        )),
         ProveError::Backend { error: e, .. }
             if [ErrorKind::INVALID_INPUT, ErrorKind::UNSUPPORTED, ErrorKind::OPTIONS].contains(&e.kind) =>
         {
@@ -215,5 +315,7 @@ mod tests {
             assert!(matches!(fault(backend(kind)), Fault::Device(_)));
         }
         assert!(matches!(fault(ProveError::Unverified { circuit: "chain:1024".into() }), Fault::Job(_)));
+        let Fault::Job(why) = fault(backend(ErrorKind::OUT_OF_MEMORY)) else { panic!("out of memory is the job's") };
+        assert!(why.contains("the device stays up"), "{why}");
     }
 }

@@ -47,7 +47,7 @@ use crate::{
     journal::{hex, Accepted, Journal},
     metrics::{Metrics, Snapshot},
     params::ParamCache,
-    scheduler::{Inputs, JobEntry, Shared, State},
+    scheduler::{Inputs, JobEntry, Shared, State, Worker},
 };
 
 /// The running engine: its workers run until it is dropped or shut down.
@@ -118,8 +118,11 @@ pub struct DeviceStatus {
     /// Of which free now, as the backend reports it (host memory for the CPU backend); 0
     /// where it reports none.
     pub memory_free_bytes: u64,
-    /// Why it is down (it failed to open, or failed a proof), if it is.
+    /// Why it is down (it failed to open, failed a proof, or its calls passed
+    /// `[backend] call_timeout`), if it is; it is probed again until it works.
     pub down: Option<String>,
+    /// Times it was marked down since start.
+    pub marked_down: u64,
     /// Partitions it proved since start.
     pub proved: u64,
     /// The job it is proving a partition of.
@@ -244,7 +247,7 @@ impl Engine {
             .with_context(|| format!("opening the journal in [daemon] state_dir {}", state_dir.display()))?;
         let described: Vec<String> = devices
             .iter()
-            .map(|d| match &d.backend {
+            .map(|d| match d.opened() {
                 Ok(_) => format!("{} {} ({}, {} MiB)", d.ordinal, d.name, d.backend_name, d.memory_bytes >> 20),
                 Err(why) => format!("{} down ({why})", d.ordinal),
             })
@@ -268,10 +271,11 @@ impl Engine {
                 ids: HashMap::new(),
                 requests: HashMap::new(),
                 pending: BTreeSet::new(),
-                synthesizing: BTreeSet::new(),
+                synthesizing: BTreeMap::new(),
                 ready: BTreeMap::new(),
                 busy: vec![None; devices.len()],
-                down: devices.iter().map(|d| d.backend.as_ref().err().cloned()).collect(),
+                down: devices.iter().map(|d| d.opened().err()).collect(),
+                marked_down: vec![0; devices.len()],
                 proved: vec![0; devices.len()],
                 ended: [0; 3],
                 queued: (0, 0),
@@ -285,6 +289,7 @@ impl Engine {
             ahead: workers + config.pipeline.lookahead * devices.len(),
             workers,
             devices,
+            plugin_dir: plugin_dir.to_path_buf(),
             started: Instant::now(),
             config: config.clone(),
         });
@@ -296,7 +301,12 @@ impl Engine {
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("bellhop-synthesis-{n}"))
-                    .spawn(move || shared.synthesis_worker())
+                    .spawn(move || {
+                        scheduler::supervise(
+                            || shared.synthesis_worker(n),
+                            |panic| shared.worker_died(Worker::Synthesis(n), panic),
+                        )
+                    })
                     .context("starting a synthesis worker")?,
             );
         }
@@ -305,7 +315,12 @@ impl Engine {
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("bellhop-device-{d}"))
-                    .spawn(move || shared.device_worker(d))
+                    .spawn(move || {
+                        scheduler::supervise(
+                            || shared.device_worker(d),
+                            |panic| shared.worker_died(Worker::Device(d), panic),
+                        )
+                    })
                     .context("starting a device worker")?,
             );
         }
@@ -451,15 +466,20 @@ impl Engine {
     /// The engine now.
     pub fn status(&self) -> Status {
         let shared = &self.shared;
+        // Plugin calls, before the state lock.
+        let memories: Vec<_> = shared.devices.iter().map(|device| device.memory()).collect();
         let mut state = shared.lock();
         shared.sweep(&mut state);
         let devices = shared
             .devices
             .iter()
-            .map(|device| {
+            .zip(memories)
+            .map(|(device, memory)| {
                 let d = device.ordinal;
-                let job = state.busy[d].and_then(|seq| state.jobs.get(&seq)).map(|job| (job.id.to_string(), job.kind));
-                let memory = device.memory();
+                let job = state.busy[d]
+                    .as_ref()
+                    .and_then(|key| state.jobs.get(&key.seq))
+                    .map(|job| (job.id.to_string(), job.kind));
                 DeviceStatus {
                     ordinal: d as u32,
                     index: device.index,
@@ -468,6 +488,7 @@ impl Engine {
                     memory_total_bytes: memory.map_or(device.memory_bytes, |m| m.total_bytes),
                     memory_free_bytes: memory.map_or(0, |m| m.free_bytes),
                     down: state.down[d].clone(),
+                    marked_down: state.marked_down[d],
                     proved: state.proved[d],
                     current_kind: job.as_ref().map(|(_, kind)| *kind),
                     current_job: job.map(|(id, _)| id),
@@ -557,7 +578,7 @@ impl Engine {
         if took.is_some() {
             self.shared.metrics.params_loaded(&circuit.to_string());
         }
-        for device in self.shared.devices.iter().filter(|d| d.backend.is_ok()) {
+        for device in self.shared.devices.iter().filter(|d| d.opened().is_ok()) {
             device.keep(&lease.srs).map_err(|e| Refused::BadParams(format!("{e:#}")))?;
         }
         Ok(Preloaded { already_loaded: took.is_none(), load_time: took.unwrap_or_default() })

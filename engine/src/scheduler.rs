@@ -5,6 +5,7 @@ use std::{
     cmp::Reverse,
     collections::{BTreeMap, BTreeSet, HashMap},
     panic::{catch_unwind, AssertUnwindSafe},
+    path::PathBuf,
     sync::{Arc, Condvar, Mutex, MutexGuard},
     time::{Duration, Instant},
 };
@@ -147,14 +148,16 @@ pub(crate) struct State {
     pub(crate) requests: HashMap<(Arc<str>, [u8; 32]), u64>,
     /// Partitions not yet taken by a synthesis worker.
     pub(crate) pending: BTreeSet<TaskKey>,
-    /// Partitions in synthesis now.
-    pub(crate) synthesizing: BTreeSet<TaskKey>,
+    /// Partitions in synthesis now, and the worker synthesizing each.
+    pub(crate) synthesizing: BTreeMap<TaskKey, usize>,
     /// Synthesized partitions waiting for a device.
     pub(crate) ready: BTreeMap<TaskKey, Synthesized>,
-    /// The job each device is proving a partition of.
-    pub(crate) busy: Vec<Option<u64>>,
+    /// The partition each device is proving.
+    pub(crate) busy: Vec<Option<TaskKey>>,
     /// Why each device is down, if it is.
     pub(crate) down: Vec<Option<String>>,
+    /// Times each device was marked down since start.
+    pub(crate) marked_down: Vec<u64>,
     /// Partitions each device proved.
     pub(crate) proved: Vec<u64>,
     /// Jobs completed, failed and cancelled since start.
@@ -167,7 +170,7 @@ impl State {
     /// Partitions in synthesis or synthesized and waiting that rank with `key` or above.
     fn in_flight_at_or_above(&self, key: &TaskKey) -> usize {
         let rank = |k: &TaskKey| k.rank <= key.rank;
-        self.synthesizing.iter().filter(|k| rank(k)).count() + self.ready.keys().filter(|k| rank(k)).count()
+        self.synthesizing.keys().filter(|k| rank(k)).count() + self.ready.keys().filter(|k| rank(k)).count()
     }
 
     /// Jobs that will be served before `job`: those not ended that rank higher.
@@ -235,6 +238,31 @@ impl State {
     }
 }
 
+/// One of the engine's worker threads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Worker {
+    /// Synthesis worker `n`.
+    Synthesis(usize),
+    /// Device `d`'s worker.
+    Device(usize),
+}
+
+impl std::fmt::Display for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Worker::Synthesis(n) => write!(f, "synthesis worker {n}"),
+            Worker::Device(d) => write!(f, "worker of device {d}"),
+        }
+    }
+}
+
+/// Runs `worker` until it returns; when it panics, `died` is told and it runs again.
+pub(crate) fn supervise(mut worker: impl FnMut(), mut died: impl FnMut(&str)) {
+    while let Err(panic) = catch_unwind(AssertUnwindSafe(&mut worker)) {
+        died(&bellhop_plugin_sdk::panic_message(&*panic));
+    }
+}
+
 /// What the engine's threads share.
 pub(crate) struct Shared {
     pub(crate) config: Config,
@@ -246,7 +274,9 @@ pub(crate) struct Shared {
     pub(crate) journal: Mutex<Journal>,
     pub(crate) metrics: Metrics,
     pub(crate) strategy: Box<dyn Strategy>,
-    pub(crate) devices: Vec<Device>,
+    pub(crate) devices: Vec<Arc<Device>>,
+    /// Where plugins are found, to reopen a device's backend.
+    pub(crate) plugin_dir: PathBuf,
     /// Partitions that may be in synthesis or synthesized and waiting, at most, counting
     /// those of the same or higher rank: a partition that outranks everything in flight
     /// starts at once on an idle worker (synthesis workers, plus `lookahead` waiting per
@@ -448,7 +478,9 @@ impl Shared {
         self.work.notify_all();
     }
 
-    pub(crate) fn synthesis_worker(&self) {
+    /// Synthesis worker `n`: takes the highest-ranked partition it may, until the engine
+    /// stops.
+    pub(crate) fn synthesis_worker(&self, n: usize) {
         loop {
             let (key, id, circuit, input, first_start) = {
                 let mut state = self.lock();
@@ -468,7 +500,7 @@ impl Shared {
                     }
                     state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
                 };
-                state.synthesizing.insert(key.clone());
+                state.synthesizing.insert(key.clone(), n);
                 let job = state.jobs.get_mut(&key.seq).expect("queued partitions belong to live jobs");
                 let first_start = job.started.is_none().then(|| {
                     let now = Instant::now();
@@ -557,13 +589,23 @@ impl Shared {
         Ok((Synthesized { lease, reservation, assignment }, loaded.unwrap_or_default(), took))
     }
 
+    /// Device `d`'s worker: proves the highest-ranked synthesized partition, until the
+    /// engine stops; while the device is down, probes it with a growing back-off.
     pub(crate) fn device_worker(&self, d: usize) {
-        let dealloc = Dealloc::new();
+        let dealloc = Arc::new(Dealloc::new());
+        let mut backoff = self.config.backend.probe_after;
         loop {
+            let down = self.lock().down[d].clone();
+            if let Some(why) = down {
+                if !self.probe(d, &why, &mut backoff) {
+                    return;
+                }
+                continue;
+            }
             let (key, id, synthesized, circuit) = {
                 let mut state = self.lock();
                 let (key, synthesized) = loop {
-                    if state.stopping || state.down[d].is_some() {
+                    if state.stopping {
                         return;
                     }
                     if let Some(entry) = state.ready.pop_first() {
@@ -571,7 +613,7 @@ impl Shared {
                     }
                     state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
                 };
-                state.busy[d] = Some(key.seq);
+                state.busy[d] = Some(key.clone());
                 let job = state.jobs.get(&key.seq).expect("ready partitions belong to live jobs");
                 let (id, circuit) = (Arc::clone(&job.id), job.circuit);
                 // Room for one more synthesis.
@@ -581,11 +623,18 @@ impl Shared {
             let start = Instant::now();
             let span = tracing::info_span!("prove", job = %id, partition = key.partition, device = d);
             let Synthesized { lease, reservation, assignment } = synthesized;
-            let name = circuit.to_string();
+            let srs = Arc::clone(&lease.srs);
             let result = span.in_scope(|| {
-                self.devices[d].prove(&name, &lease.srs, assignment, self.config.pipeline.verify, &dealloc)
+                self.devices[d].prove_within(
+                    self.config.backend.call_timeout,
+                    circuit.to_string(),
+                    srs,
+                    assignment,
+                    self.config.pipeline.verify,
+                    Arc::clone(&dealloc),
+                    (lease, reservation),
+                )
             });
-            drop((lease, reservation));
             let took = start.elapsed();
             let mut state = self.lock();
             state.busy[d] = None;
@@ -595,6 +644,11 @@ impl Shared {
                     self.file_proof(&mut state, &key, proof, took);
                 }
                 Err(Fault::Device(why)) => self.device_failed(&mut state, d, &key, &circuit, why),
+                Err(Fault::Overdue(why)) => {
+                    let why = format!("device {d} on partition {} of {circuit}: {why}", key.partition);
+                    self.mark_down(&mut state, d, &why);
+                    self.end(&mut state, key.seq, Outcome::Failed(why));
+                }
                 Err(Fault::Job(why)) => {
                     let why = format!("partition {} of {circuit}: {why}", key.partition);
                     self.end(&mut state, key.seq, Outcome::Failed(why));
@@ -602,6 +656,49 @@ impl Shared {
             }
             self.work.notify_all();
         }
+    }
+
+    /// Waits `backoff` (or until the engine stops: false), then probes down device `d`,
+    /// marked down for `why`: up again if it works, else down another, doubled, back-off
+    /// (at most 16 times `[backend] probe_after`).
+    fn probe(&self, d: usize, why: &str, backoff: &mut Duration) -> bool {
+        let deadline = Instant::now() + *backoff;
+        let mut state = self.lock();
+        loop {
+            if state.stopping {
+                return false;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            state = self.work.wait_timeout(state, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
+        }
+        drop(state);
+        let probed = self.devices[d].probe(&self.config, &self.plugin_dir);
+        let mut state = self.lock();
+        match probed {
+            Ok(()) => {
+                tracing::info!("device {d} works again and is back up (it was down: {why})");
+                state.down[d] = None;
+                *backoff = self.config.backend.probe_after;
+            }
+            Err(failed) => {
+                *backoff = (*backoff * 2).min(self.config.backend.probe_after * 16);
+                let first = why.split_once("; the last probe:").map_or(why, |(first, _)| first);
+                tracing::warn!("device {d} is still down: {failed}; probed again in {backoff:?}");
+                state.down[d] = Some(format!("{first}; the last probe: {failed}"));
+            }
+        }
+        self.work.notify_all();
+        true
+    }
+
+    /// Marks device `d` down for `why`; its worker probes it from now on.
+    fn mark_down(&self, state: &mut State, d: usize, why: &str) {
+        tracing::error!("device {d} is marked down: {why}");
+        state.down[d] = Some(why.to_string());
+        state.marked_down[d] += 1;
     }
 
     /// Device `d` failed proving `key`: with another device up, it is marked down and the
@@ -613,11 +710,31 @@ impl Shared {
             self.end(state, key.seq, Outcome::Failed(why));
             return;
         }
-        tracing::error!("{why}; it is marked down and the partition goes to another device");
-        state.down[d] = Some(why.clone());
+        self.mark_down(state, d, &format!("{why}; its partition goes to another device"));
         if state.jobs.get(&key.seq).is_some_and(|job| job.ended.is_none()) {
             state.pending.insert(key.clone());
         }
+    }
+
+    /// A worker that died (a panic outside the plugin calls, which are caught): the job
+    /// of the partition it held fails, since it might do the same again, and the worker is
+    /// restarted.
+    pub(crate) fn worker_died(&self, worker: Worker, panic: &str) {
+        let mut state = self.lock();
+        let held: Vec<TaskKey> = match worker {
+            Worker::Synthesis(n) => {
+                let (held, others) = std::mem::take(&mut state.synthesizing).into_iter().partition(|&(_, w)| w == n);
+                state.synthesizing = others;
+                held.into_keys().collect()
+            }
+            Worker::Device(d) => state.busy[d].take().into_iter().collect(),
+        };
+        tracing::error!("the {worker} died: {panic}; restarted");
+        for key in held {
+            let why = format!("the {worker} died on partition {}: {panic}", key.partition);
+            self.end(&mut state, key.seq, Outcome::Failed(why));
+        }
+        self.work.notify_all();
     }
 
     /// Files a partition's proof with its job, and completes the job with its last one.
@@ -643,5 +760,24 @@ impl Shared {
             let timings = Timings { total: job.submitted.elapsed(), ..job.timings };
             self.end(state, key.seq, Outcome::Completed { proof, timings });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::supervise;
+
+    #[test]
+    fn a_worker_that_dies_is_told_of_and_runs_again() {
+        let (mut runs, mut deaths) = (0, Vec::new());
+        supervise(
+            || {
+                runs += 1;
+                assert!(runs >= 3, "run {runs} dies");
+            },
+            |panic| deaths.push(panic.to_string()),
+        );
+        assert_eq!(runs, 3);
+        assert_eq!(deaths, ["run 1 dies", "run 2 dies"]);
     }
 }

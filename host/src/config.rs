@@ -58,6 +58,17 @@ pub struct BackendConfig {
     /// data kept on the device; ABI 1.4) where it offers it. false: through the
     /// primitives, e.g. to compare the two with `bellhop ab`.
     pub proof_msms: bool,
+    /// The daemon: the longest a device may take over one partition's backend calls
+    /// (`"10m"`). Past it, the partition's job fails and the device is marked down until
+    /// the call returns and a probe finds it working. Raise it for a CPU backend proving
+    /// 32 GiB sectors.
+    #[serde(deserialize_with = "positive_duration")]
+    pub call_timeout: Duration,
+    /// The daemon: how long a device marked down waits before it is probed (reopened, and
+    /// checked on a small MSM where it has one); the wait doubles after each failed probe,
+    /// up to 16 times this.
+    #[serde(deserialize_with = "positive_duration")]
+    pub probe_after: Duration,
 }
 
 impl BackendConfig {
@@ -78,6 +89,8 @@ impl Default for BackendConfig {
             fallback: None,
             shadow: None,
             proof_msms: true,
+            call_timeout: Duration::from_secs(600),
+            probe_after: Duration::from_secs(30),
         }
     }
 }
@@ -305,6 +318,14 @@ fn duration<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Duratio
         .map_err(|e| serde::de::Error::custom(format!("`{text}` is not a duration such as \"90s\" or \"1h\": {e}")))
 }
 
+/// A [`duration`] longer than zero.
+fn positive_duration<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    match duration(deserializer)? {
+        Duration::ZERO => Err(serde::de::Error::custom("a zero duration; give one such as \"30s\"")),
+        d => Ok(d),
+    }
+}
+
 fn at_least_one<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
     match u32::deserialize(deserializer)? {
         0 => Err(serde::de::Error::custom("0 would fail every job the daemon was stopped under; use 1 or more")),
@@ -408,6 +429,8 @@ mod tests {
             device = 1
             fallback = "cpu"
             proof_msms = false
+            call_timeout = "2m"
+            probe_after = "5s"
             [backend.options]
             streams = 2
             [synthesis]
@@ -444,6 +467,7 @@ mod tests {
         assert_eq!(c.backend.options.get("streams").and_then(|v| v.as_integer()), Some(2));
         assert_eq!(c.backend.fallback.as_deref(), Some("cpu"));
         assert!(!c.backend.proof_msms);
+        assert_eq!((c.backend.call_timeout, c.backend.probe_after), (Duration::from_secs(120), Duration::from_secs(5)));
         assert_eq!(c.synthesis.threads, 8);
         assert!(!c.pipeline.verify);
         assert_eq!(c.daemon.listen, "unix:///run/bellhop.sock");
@@ -477,6 +501,8 @@ mod tests {
         assert!(e.contains("keep_results") && e.contains("not a duration"), "{e}");
         let e = Config::parse("[daemon]\nmax_attempts = 0\n").unwrap_err();
         assert!(e.contains("max_attempts") && e.contains("use 1 or more"), "{e}");
+        let e = Config::parse("[backend]\ncall_timeout = \"0s\"\n").unwrap_err();
+        assert!(e.contains("call_timeout") && e.contains("zero duration"), "{e}");
         let e = Config::parse("[memory]\nbudget = \"lots\"\n").unwrap_err();
         assert!(e.contains("budget") && e.contains("not a size"), "{e}");
         let e = Config::parse("[logging]\nformat = \"xml\"\n").unwrap_err();

@@ -9,7 +9,7 @@ use std::{
 use anyhow::{Context as _, Result};
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_sdk::{
-    backend::Backend, cast_slice, strategy::Strategy, Capabilities, DeviceInfo, DeviceMemory, OpenRequest,
+    backend::Backend, cast, cast_slice, strategy::Strategy, Capabilities, DeviceInfo, DeviceMemory, OpenRequest,
 };
 
 use crate::{
@@ -173,6 +173,30 @@ impl OpenedBackend {
     /// The device's memory now, as the backend reports it (ABI 1.3), if it does.
     pub fn memory(&self) -> Option<DeviceMemory> {
         self.backend.memory().ok()
+    }
+
+    /// Checks that the device computes: a G1 MSM of 64 terms whose sum is known, where the
+    /// backend has `msm_g1`. An error says what failed or which answer was wrong.
+    pub fn check(&self) -> Result<()> {
+        if !self.capabilities.contains(Capabilities::MSM_G1) {
+            return Ok(());
+        }
+        use group::{Curve, Group};
+        let g = blstrs::G1Projective::generator();
+        let terms = 1..=64u64;
+        let bases: Vec<blstrs::G1Affine> = terms.clone().map(|i| (g * blstrs::Scalar::from(i)).to_affine()).collect();
+        let scalars: Vec<blstrs::Scalar> = terms.clone().map(|i| blstrs::Scalar::from(7 * i + 3)).collect();
+        let expected = g * blstrs::Scalar::from(terms.map(|i| i * (7 * i + 3)).sum::<u64>());
+        let sum = self
+            .backend
+            .msm_g1(cast_slice(&bases), cast_slice(&scalars))
+            .with_context(|| format!("backend {}: a check MSM of 64 terms failed", self.name))?;
+        anyhow::ensure!(
+            cast::<_, blstrs::G1Projective>(sum) == expected,
+            "backend {}: a check MSM of 64 terms gave a wrong sum",
+            self.name
+        );
+        Ok(())
     }
 }
 

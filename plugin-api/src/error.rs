@@ -16,7 +16,7 @@ impl ErrorKind {
     pub const UNSUPPORTED: Self = Self(2);
     /// The requested device does not exist, or there is no device at all.
     pub const NO_DEVICE: Self = Self(3);
-    /// The device failed (out of memory, a driver or kernel error).
+    /// The device failed (a driver or kernel error).
     pub const DEVICE: Self = Self(4);
     /// The `[backend.options]` / `[synthesis.options]` table has an unknown key or bad value.
     pub const OPTIONS: Self = Self(5);
@@ -24,6 +24,9 @@ impl ErrorKind {
     pub const PANIC: Self = Self(6);
     /// Anything else inside the plugin.
     pub const INTERNAL: Self = Self(7);
+    /// The device had no room for the call's data; it works, and the call may succeed with
+    /// less resident on it or a smaller input. ABI 1.5.
+    pub const OUT_OF_MEMORY: Self = Self(8);
 
     /// A short lowercase name, or `kind N` for kinds this version does not know.
     pub fn name(self) -> String {
@@ -35,6 +38,7 @@ impl ErrorKind {
             Self::OPTIONS => "bad options".into(),
             Self::PANIC => "panic".into(),
             Self::INTERNAL => "internal error".into(),
+            Self::OUT_OF_MEMORY => "out of device memory".into(),
             Self(n) => format!("kind {n}"),
         }
     }
@@ -70,6 +74,11 @@ impl PluginError {
     /// An [`ErrorKind::DEVICE`] error.
     pub fn device(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::DEVICE, message)
+    }
+
+    /// An [`ErrorKind::OUT_OF_MEMORY`] error.
+    pub fn out_of_memory(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::OUT_OF_MEMORY, message)
     }
 
     /// An [`ErrorKind::UNSUPPORTED`] error naming the call.

@@ -34,6 +34,8 @@
 //! - 1.4: `Backend::proof_msms` and [`Capabilities::PROOF_MSMS`](crate::Capabilities): h
 //!   and the five MSMs of a proof in one call, so that a GPU backend keeps the data on
 //!   its device between them.
+//! - 1.5: [`ErrorKind::OUT_OF_MEMORY`](crate::ErrorKind::OUT_OF_MEMORY), told apart from a
+//!   failing device.
 
 use std::fmt;
 
@@ -50,10 +52,10 @@ pub struct AbiVersion {
 }
 
 /// The ABI version this crate defines.
-pub const ABI_VERSION: AbiVersion = AbiVersion { major: 1, minor: 4 };
+pub const ABI_VERSION: AbiVersion = AbiVersion { major: 1, minor: 5 };
 
 /// [`ABI_VERSION`] as `abi_stable` version strings, for the root modules.
-pub(crate) const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.4.0");
+pub(crate) const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.5.0");
 
 impl AbiVersion {
     /// Whether a plugin built for `self` can be loaded by a host speaking `host`: the same
@@ -81,8 +83,8 @@ mod tests {
 
     #[test]
     fn same_major_and_no_older_minor() {
-        let host = AbiVersion { major: 1, minor: 4 };
-        assert!(AbiVersion { major: 1, minor: 4 }.loads_into(host));
+        let host = AbiVersion { major: 1, minor: 5 };
+        assert!(AbiVersion { major: 1, minor: 5 }.loads_into(host));
         assert!(AbiVersion { major: 1, minor: 9 }.loads_into(host));
         assert!(!AbiVersion { major: 1, minor: 3 }.loads_into(host));
         assert!(!AbiVersion { major: 2, minor: 4 }.loads_into(host));

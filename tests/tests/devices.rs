@@ -1,8 +1,13 @@
 //! The engine with a device that fails: the test plugin `failing-device` is the CPU backend
-//! on two devices, of which device 1 fails every call. The engine marks it down, proves
-//! its partition on device 0 and says so in its status and metrics.
+//! on two devices, of which device 1 fails (every call, its first calls, out of memory, or
+//! hanging). The engine marks a failing device down, proves its partition on another and
+//! says so in its status and metrics; probes it until it works; fails a job whose call
+//! passes `[backend] call_timeout`; and keeps a device out of memory up.
 
-use std::time::Duration;
+use std::{
+    path::Path,
+    time::{Duration, Instant},
+};
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_engine::{Engine, JobRequest, Outcome, Waited};
@@ -13,25 +18,55 @@ use blstrs::Bls12;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-#[tokio::test]
-async fn a_failing_device_is_marked_down_and_its_work_done_on_another() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec: CircuitSpec = "chain:2048".parse().unwrap();
+const CIRCUIT: &str = "chain:2048";
+
+/// A config of the failing-device backend with `options`, and the parameters of `CIRCUIT`
+/// in `dir`.
+fn config(dir: &Path, options: toml::Table) -> Config {
+    let spec: CircuitSpec = CIRCUIT.parse().unwrap();
     let generated =
         generate_random_parameters::<Bls12, _, _>(spec.setup_circuit().unwrap(), &mut ChaCha20Rng::seed_from_u64(2))
             .unwrap();
-    params::write(&generated, &dir.path().join(spec.params_file_name().unwrap())).unwrap();
+    params::write(&generated, &dir.join(spec.params_file_name().unwrap())).unwrap();
     let mut config = Config::default();
     config.backend.plugin = built_library("fixture_failing_device").display().to_string();
-    config.params.dir = dir.path().to_path_buf();
-    config.daemon.state_dir = dir.path().join("state");
-    let engine = Engine::start(&config, &build_dir()).unwrap();
+    config.backend.options = options;
+    config.params.dir = dir.to_path_buf();
+    config.daemon.state_dir = dir.join("state");
+    config
+}
+
+fn job(partitions: usize) -> JobRequest {
+    JobRequest { partitions, ..JobRequest::new(CIRCUIT.parse().unwrap(), Vec::new()).unwrap() }
+}
+
+async fn outcome(engine: &Engine, id: &str) -> Outcome {
+    match engine.wait(id, Some(Duration::from_secs(300))).await.unwrap() {
+        Waited::Done(outcome) => outcome,
+        Waited::Timeout => panic!("{id} did not end in 5 minutes"),
+    }
+}
+
+/// Waits up to a minute for every device to be up.
+async fn all_up(engine: &Engine) -> bellhop_engine::Status {
+    let start = Instant::now();
+    loop {
+        let status = engine.status();
+        if status.devices.iter().all(|d| d.down.is_none()) {
+            return status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "a device stayed down: {:?}", status.devices);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_failing_device_is_marked_down_and_its_work_done_on_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec: CircuitSpec = CIRCUIT.parse().unwrap();
+    let engine = Engine::start(&config(dir.path(), toml::Table::new()), &build_dir()).unwrap();
     assert_eq!(engine.status().devices.len(), 2, "every device the backend describes");
-    let jobs: Vec<String> = (0..4)
-        .map(|_| {
-            engine.submit(JobRequest { partitions: 2, ..JobRequest::new(spec, Vec::new()).unwrap() }).unwrap().job_id
-        })
-        .collect();
+    let jobs: Vec<String> = (0..4).map(|_| engine.submit(job(2)).unwrap().job_id).collect();
     for id in &jobs {
         let waited = engine.wait(id, Some(Duration::from_secs(300))).await.unwrap();
         assert!(matches!(waited, Waited::Done(Outcome::Completed { .. })), "{id}: {waited:?}");
@@ -45,4 +80,66 @@ async fn a_failing_device_is_marked_down_and_its_work_done_on_another() {
     // With device 0 the only one up, the engine names it for new jobs.
     let next = engine.submit(JobRequest::new(spec, Vec::new()).unwrap()).unwrap();
     assert_eq!(next.assigned_device, Some(0));
+}
+
+#[tokio::test]
+async fn a_device_marked_down_is_probed_and_comes_back_once_it_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = toml::toml! { scenario = "fails once" failures = 1 };
+    let mut config = config(dir.path(), options);
+    // Two instances of device 1, the first of whose calls fails.
+    config.backend.devices = Some(vec![1, 1]);
+    config.backend.probe_after = Duration::from_millis(100);
+    let engine = Engine::start(&config, &build_dir()).unwrap();
+    let first = engine.submit(job(2)).unwrap().job_id;
+    assert!(matches!(outcome(&engine, &first).await, Outcome::Completed { .. }));
+    let status = all_up(&engine).await;
+    let marked: Vec<u64> = status.devices.iter().map(|d| d.marked_down).collect();
+    assert_eq!(marked.iter().sum::<u64>(), 1, "one instance failed and was marked down: {marked:?}");
+    // Back up, both prove.
+    for _ in 0..4 {
+        let id = engine.submit(job(2)).unwrap().job_id;
+        assert!(matches!(outcome(&engine, &id).await, Outcome::Completed { .. }));
+    }
+    assert!(engine.metrics().contains(r#"bellhop_device_up{device="0"} 1"#));
+    assert!(engine.metrics().contains(r#"bellhop_device_up{device="1"} 1"#));
+}
+
+#[tokio::test]
+async fn a_call_past_call_timeout_fails_its_job_and_the_device_returns_once_it_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = toml::toml! { scenario = "hangs" hang_ms = 3000 };
+    let mut config = config(dir.path(), options);
+    config.backend.devices = Some(vec![1]);
+    config.backend.call_timeout = Duration::from_millis(500);
+    config.backend.probe_after = Duration::from_millis(100);
+    let engine = Engine::start(&config, &build_dir()).unwrap();
+    let hung = engine.submit(job(1)).unwrap().job_id;
+    let Outcome::Failed(why) = outcome(&engine, &hung).await else { panic!("a hung call fails its job") };
+    assert!(why.contains("call_timeout"), "{why}");
+    let status = engine.status();
+    let down = status.devices[0].down.as_deref().expect("the device is down while its call hangs");
+    assert!(down.contains("call_timeout"), "{down}");
+    assert_eq!(status.devices[0].marked_down, 1);
+    // Submitted while the device is down, proved once its call returned and a probe passed.
+    let next = engine.submit(job(1)).unwrap().job_id;
+    assert!(matches!(outcome(&engine, &next).await, Outcome::Completed { .. }));
+    all_up(&engine).await;
+}
+
+#[tokio::test]
+async fn a_device_out_of_memory_fails_the_job_and_stays_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = toml::toml! { scenario = "out of memory" failures = 1 out_of_memory = true };
+    let mut config = config(dir.path(), options);
+    config.backend.devices = Some(vec![1, 1]);
+    config.backend.probe_after = Duration::from_millis(100);
+    let engine = Engine::start(&config, &build_dir()).unwrap();
+    let first = engine.submit(job(1)).unwrap().job_id;
+    let Outcome::Failed(why) = outcome(&engine, &first).await else { panic!("out of memory fails the job") };
+    assert!(why.contains("out of device memory") && why.contains("the device stays up"), "{why}");
+    let status = engine.status();
+    assert!(status.devices.iter().all(|d| d.down.is_none() && d.marked_down == 0), "{:?}", status.devices);
+    let next = engine.submit(job(1)).unwrap().job_id;
+    assert!(matches!(outcome(&engine, &next).await, Outcome::Completed { .. }));
 }

@@ -2,8 +2,8 @@
 //! and the fix. `tests/fixtures/previous-abi/template-abi-1.3.so` is the template backend
 //! built from the source of the last commit before `bellhop-plugin-api` was split into the
 //! frozen ABI crate and the SDK (ABI 1.3; rebuilt by `scripts/previous-abi-plugin.sh`).
-//! Hosts of ABI 1.3 load it and pass it through conformance; this host speaks 1.4
-//! (`proof_msms`), and `abi_stable` cannot load a plugin of an older minor, so the host
+//! Hosts of ABI 1.3 load it and pass it through conformance; this host speaks a newer
+//! minor (1.4 added `proof_msms`), and `abi_stable` cannot load a plugin of an older minor, so the host
 //! refuses it by its header first.
 
 use std::{path::Path, process::Command};

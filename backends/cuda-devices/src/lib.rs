@@ -21,12 +21,20 @@ extern "C" {
     fn bellhop_cuda_device_memory(index: usize, free: *mut usize, total: *mut usize) -> Error;
 }
 
-/// The result of CUDA call `call`: its error, if any, as a [`ErrorKind::DEVICE`] error.
+/// `cudaErrorMemoryAllocation`.
+const CUDA_OUT_OF_MEMORY: i32 = 2;
+
+/// The result of CUDA call `call`: its error, if any, as an [`ErrorKind::OUT_OF_MEMORY`]
+/// error when the device had no room, else an [`ErrorKind::DEVICE`] one.
 pub fn cuda_result(call: &str, error: Error) -> Result<(), PluginError> {
-    if error.code == 0 {
-        Ok(())
-    } else {
-        Err(PluginError::device(format!("{call}: CUDA error {}: {error}", error.code)))
+    match error.code {
+        0 => Ok(()),
+        CUDA_OUT_OF_MEMORY => Err(PluginError::out_of_memory(format!(
+            "{call}: CUDA error {}: {error}; free device memory (fewer kept parameter sets, no other process on \
+             the GPU) or prove on a larger card",
+            error.code
+        ))),
+        code => Err(PluginError::device(format!("{call}: CUDA error {code}: {error}"))),
     }
 }
 
