@@ -13,7 +13,7 @@ use bellhop_proto::v1::{
     self as pb, await_proof_response::Status as AwaitStatus, AwaitProofResponse, CancelProofRequest, EvictSrsRequest,
     GetMetricsRequest, GetStatusRequest, PreloadSrsRequest, ProveRequest,
 };
-use bellhop_server::client::{connect, submit_request};
+use bellhop_server::client::{connect_with_token, submit_request};
 
 use super::Context;
 
@@ -22,6 +22,10 @@ pub(super) struct Args {
     /// The daemon: host:port or unix:///path (default: `[daemon] listen`).
     #[arg(long)]
     addr: Option<String>,
+    /// A file whose first line is the daemon's bearer token (default: `[daemon]
+    /// token_file`, if set).
+    #[arg(long)]
+    token_file: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -141,15 +145,19 @@ fn report(result: &AwaitProofResponse) {
 
 pub(super) fn run(context: &Context, args: Args) -> Result<ExitCode> {
     let addr = args.addr.unwrap_or_else(|| context.config.daemon.listen.clone());
+    let token = match args.token_file.as_deref().or(context.config.daemon.token_file.as_deref()) {
+        Some(path) => Some(bellhop_server::read_token(path)?),
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(command(&addr, &context.config.params.dir, args.command))
+    runtime.block_on(command(&addr, token.as_deref(), &context.config.params.dir, args.command))
 }
 
-async fn command(addr: &str, params: &Path, command: Command) -> Result<ExitCode> {
+async fn command(addr: &str, token: Option<&str>, params: &Path, command: Command) -> Result<ExitCode> {
     if let Command::Bench(bench) = &command {
-        return super::load::run(addr, params, bench).await;
+        return super::load::run(addr, token, params, bench).await;
     }
-    let client = &mut connect(addr).await?;
+    let client = &mut connect_with_token(addr, token).await?;
     match command {
         Command::Bench(_) => unreachable!("run above"),
         Command::Submit(args) => {

@@ -21,7 +21,7 @@ use bellhop_filecoin::curio;
 use bellhop_proto::v1::{
     self as pb, await_proof_response::Status as AwaitStatus, AwaitProofRequest, CancelProofRequest, ProveRequest,
 };
-use bellhop_server::client::{connect, submit_request};
+use bellhop_server::client::{connect_with_token, submit_request};
 use bellperson::groth16::{prepare_verifying_key, verify_proof, PreparedVerifyingKey, Proof, VerifyingKey};
 use blstrs::{Bls12, Scalar};
 use rand::{Rng as _, SeedableRng as _};
@@ -273,7 +273,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-pub(super) async fn run(addr: &str, params: &Path, args: &Args) -> Result<ExitCode> {
+pub(super) async fn run(addr: &str, token: Option<&str>, params: &Path, args: &Args) -> Result<ExitCode> {
     loopback_only(addr)?;
     let mut requests: Vec<curio::Request> = Vec::new();
     for path in &args.requests {
@@ -300,7 +300,7 @@ pub(super) async fn run(addr: &str, params: &Path, args: &Args) -> Result<ExitCo
         let mut tasks = tokio::task::JoinSet::new();
         for _ in 0..args.clients.max(1) {
             let (queue, done, requests) = (Arc::clone(&queue), Arc::clone(&done), Arc::clone(&requests));
-            let mut client = connect(addr).await?;
+            let mut client = connect_with_token(addr, token).await?;
             tasks.spawn(async move {
                 loop {
                     let Some(op) = queue.lock().expect("no panics hold the queue").pop_front() else { break };

@@ -79,13 +79,14 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     bellhop_filecoin::set_directories(&config.params.dir, &bellhop_plugin_sdk::dirs::cache_dir("filecoin-parents")?);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     runtime.block_on(async {
-        let engine = Arc::new(Engine::start(&config, &context.plugin_dir)?);
         let daemon = &config.daemon;
+        let guard = bellhop_server::Guard::from_config(daemon).context("[daemon] token_file")?;
+        let engine = Arc::new(Engine::start(&config, &context.plugin_dir)?);
         let bound = bellhop_server::bind(&daemon.listen, &daemon.status_listen, daemon.socket_mode).await?;
         let status = bound.status_address().map_or_else(|| "off".into(), |a| format!("http://{a}/status, /metrics"));
         println!("bellhop serve: gRPC on {}; status on {status}", bound.grpc_address());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let serving = tokio::spawn(bound.serve(Arc::clone(&engine), async move {
+        let serving = tokio::spawn(bound.serve(Arc::clone(&engine), guard, async move {
             let _ = stopped.await;
         }));
         let cause = stop_signal().await?;

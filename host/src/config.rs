@@ -195,6 +195,15 @@ pub struct DaemonConfig {
     /// `max_queued` (a 32 GiB PoRep's C1 output is about 50 MB).
     #[serde(deserialize_with = "size")]
     pub max_queued_bytes: u64,
+    /// gRPC requests served at once, over all connections; more are refused
+    /// (RESOURCE_EXHAUSTED) before their messages are read.
+    pub max_requests: usize,
+    /// gRPC requests (HTTP/2 streams) one connection may have open at once.
+    pub max_streams_per_connection: u32,
+    /// A file holding a bearer token that every gRPC request over TCP must send
+    /// (`authorization: Bearer TOKEN`); readable by its owner only. None: no token. Curio's
+    /// client sends none, so set it only where other clients reach the daemon over TCP.
+    pub token_file: Option<PathBuf>,
 }
 
 impl Default for DaemonConfig {
@@ -211,6 +220,9 @@ impl Default for DaemonConfig {
             low_priority_aging: Duration::from_secs(600),
             max_queued: 1000,
             max_queued_bytes: 4 << 30,
+            max_requests: 1024,
+            max_streams_per_connection: 256,
+            token_file: None,
         }
     }
 }
@@ -453,6 +465,9 @@ mod tests {
             max_queued = 50
             socket_mode = 0o600
             max_queued_bytes = "2GiB"
+            max_requests = 64
+            max_streams_per_connection = 8
+            token_file = "/etc/bellhop/token"
             [memory]
             budget = "96GiB"
             safety_margin = "2GiB"
@@ -477,6 +492,8 @@ mod tests {
         assert_eq!((c.daemon.max_attempts, c.daemon.low_priority_aging), (5, Duration::from_secs(1200)));
         assert_eq!((c.daemon.max_queued, c.daemon.max_queued_bytes), (50, 2 << 30));
         assert_eq!(c.daemon.socket_mode, 0o600);
+        assert_eq!((c.daemon.max_requests, c.daemon.max_streams_per_connection), (64, 8));
+        assert_eq!(c.daemon.token_file.as_deref(), Some(Path::new("/etc/bellhop/token")));
         assert_eq!(c.memory.budget, Budget::Bytes(96 << 30));
         assert_eq!(c.memory.safety_margin, 2 << 30);
         assert_eq!(c.memory.eviction_min_idle, Duration::from_secs(30));

@@ -8,14 +8,41 @@ use bellhop_proto::{
     MAX_MESSAGE_BYTES,
 };
 use hyper_util::rt::TokioIo;
-use tonic::transport::{Channel, Endpoint, Uri};
+use tonic::{
+    metadata::{Ascii, MetadataValue},
+    service::{interceptor::InterceptedService, Interceptor},
+    transport::{Channel, Endpoint, Uri},
+};
 
 /// A connected client.
-pub type Client = ProvingEngineClient<Channel>;
+pub type Client = ProvingEngineClient<InterceptedService<Channel, Bearer>>;
+
+/// Sends `authorization: Bearer TOKEN` with every request, where there is a token.
+#[derive(Clone)]
+pub struct Bearer(Option<MetadataValue<Ascii>>);
+
+impl Interceptor for Bearer {
+    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request.metadata_mut().insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
 
 /// Connects to the daemon at `address`: `host:port` (or `http://host:port`) or
 /// `unix:///path`, with Curio's message limits.
 pub async fn connect(address: &str) -> Result<Client> {
+    connect_with_token(address, None).await
+}
+
+/// [`connect`], sending `token` as a bearer token with every request (`[daemon]
+/// token_file`).
+pub async fn connect_with_token(address: &str, token: Option<&str>) -> Result<Client> {
+    let bearer = token
+        .map(|token| format!("Bearer {token}").parse::<MetadataValue<Ascii>>())
+        .transpose()
+        .context("the token is not printable ASCII")?;
     let channel = match address.strip_prefix("unix://") {
         Some(path) => {
             let path = path.to_string();
@@ -37,7 +64,7 @@ pub async fn connect(address: &str) -> Result<Client> {
                 .with_context(|| format!("cannot connect to {url}"))?
         }
     };
-    Ok(ProvingEngineClient::new(channel)
+    Ok(ProvingEngineClient::with_interceptor(channel, Bearer(bearer))
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES))
 }

@@ -21,6 +21,15 @@ impl ProvingService {
     pub fn new(engine: Arc<Engine>) -> Self {
         Self { engine }
     }
+
+    /// Runs `call` on the engine in a blocking task, off the async threads: it may wait
+    /// for the engine's locks, a journal sync or a parameter load.
+    async fn engine<T: Send + 'static>(&self, call: impl FnOnce(&Engine) -> T + Send + 'static) -> Result<T, Status> {
+        let engine = Arc::clone(&self.engine);
+        tokio::task::spawn_blocking(move || call(&engine))
+            .await
+            .map_err(|e| Status::internal(format!("the engine's call failed: {e}")))
+    }
 }
 
 fn invalid(field: &str, why: impl std::fmt::Display) -> Status {
@@ -212,7 +221,7 @@ impl ProvingEngine for ProvingService {
         request: Request<pb::SubmitProofRequest>,
     ) -> Result<Response<pb::SubmitProofResponse>, Status> {
         let job = job_request(request.into_inner()).await?;
-        let submitted = self.engine.submit(job).map_err(refused)?;
+        let submitted = self.engine(move |engine| engine.submit(job)).await?.map_err(refused)?;
         Ok(Response::new(pb::SubmitProofResponse {
             job_id: submitted.job_id,
             queue_position: submitted.queue_position,
@@ -233,7 +242,7 @@ impl ProvingEngine for ProvingService {
     async fn prove(&self, request: Request<pb::ProveRequest>) -> Result<Response<pb::ProveResponse>, Status> {
         let submit = request.into_inner().submit.ok_or_else(|| invalid("submit", "is missing"))?;
         let job = job_request(submit).await?;
-        let submitted = self.engine.submit(job).map_err(refused)?;
+        let submitted = self.engine(move |engine| engine.submit(job)).await?.map_err(refused)?;
         let waited = self.engine.wait_for(&submitted, None).await.map_err(|e| Status::not_found(e.to_string()))?;
         Ok(Response::new(pb::ProveResponse { result: Some(await_response(&submitted.job_id, waited)) }))
     }
@@ -242,17 +251,18 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<pb::CancelProofRequest>,
     ) -> Result<Response<pb::CancelProofResponse>, Status> {
+        let id = request.into_inner().job_id;
         let cancelled =
-            self.engine.cancel(&request.into_inner().job_id).map_err(|e| Status::not_found(e.to_string()))?;
+            self.engine(move |engine| engine.cancel(&id)).await?.map_err(|e| Status::not_found(e.to_string()))?;
         Ok(Response::new(pb::CancelProofResponse { was_running: cancelled.was_running }))
     }
 
     async fn get_status(&self, _: Request<pb::GetStatusRequest>) -> Result<Response<pb::GetStatusResponse>, Status> {
-        Ok(Response::new(status_response(self.engine.status())))
+        Ok(Response::new(status_response(self.engine(Engine::status).await?)))
     }
 
     async fn get_metrics(&self, _: Request<pb::GetMetricsRequest>) -> Result<Response<pb::GetMetricsResponse>, Status> {
-        Ok(Response::new(pb::GetMetricsResponse { prometheus_text: self.engine.metrics() }))
+        Ok(Response::new(pb::GetMetricsResponse { prometheus_text: self.engine(Engine::metrics).await? }))
     }
 
     async fn preload_srs(
@@ -260,11 +270,7 @@ impl ProvingEngine for ProvingService {
         request: Request<pb::PreloadSrsRequest>,
     ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
         let circuit = circuit_id(&request.into_inner().circuit_id)?;
-        let engine = Arc::clone(&self.engine);
-        let preloaded = tokio::task::spawn_blocking(move || engine.preload(&circuit))
-            .await
-            .map_err(|e| Status::internal(format!("loading failed: {e}")))?
-            .map_err(refused)?;
+        let preloaded = self.engine(move |engine| engine.preload(&circuit)).await?.map_err(refused)?;
         Ok(Response::new(pb::PreloadSrsResponse {
             already_loaded: preloaded.already_loaded,
             load_time_ms: millis(preloaded.load_time),
@@ -273,11 +279,10 @@ impl ProvingEngine for ProvingService {
 
     async fn evict_srs(&self, request: Request<pb::EvictSrsRequest>) -> Result<Response<pb::EvictSrsResponse>, Status> {
         let circuit = circuit_id(&request.into_inner().circuit_id)?;
-        let engine = Arc::clone(&self.engine);
         // Releasing bases on a device waits for the partition it is proving.
-        let evicted = tokio::task::spawn_blocking(move || engine.evict(&circuit))
-            .await
-            .map_err(|e| Status::internal(format!("evicting failed: {e}")))?
+        let evicted = self
+            .engine(move |engine| engine.evict(&circuit))
+            .await?
             .map_err(|e| Status::failed_precondition(e.to_string()))?;
         Ok(Response::new(pb::EvictSrsResponse { was_loaded: evicted.was_loaded, freed_bytes: evicted.freed_bytes }))
     }
