@@ -16,6 +16,7 @@ use std::{
     fs::{self, File, OpenOptions},
     io::{self, BufRead as _, BufReader, Write as _},
     path::{Path, PathBuf},
+    sync::{Arc, Mutex, MutexGuard},
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
@@ -187,6 +188,51 @@ fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// Where job `id`'s input is kept: named by a digest of the id, which may hold any text.
 fn input_path(dir: &Path, id: &str) -> PathBuf {
     dir.join("inputs").join(hex(&Sha256::digest(id.as_bytes())[..16]))
+}
+
+/// The journal as the engine's threads share it. Jobs end under the engine's state lock,
+/// so their ends are queued here (a lock held for a push or a drain, nothing else) and
+/// written, in order, by the next holder of the journal before its own record: no write
+/// or sync happens under the state lock, and a job's end is always on disk before a later
+/// acceptance of its id.
+pub(crate) struct SharedJournal {
+    journal: Mutex<Journal>,
+    ends: Mutex<Vec<(Arc<str>, Outcome)>>,
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl SharedJournal {
+    pub(crate) fn new(journal: Journal) -> Self {
+        Self { journal: Mutex::new(journal), ends: Mutex::default() }
+    }
+
+    /// Queues the end of job `id`, to be written by the next [`SharedJournal::write`] or
+    /// [`SharedJournal::flush`].
+    pub(crate) fn defer_end(&self, id: Arc<str>, outcome: Outcome) {
+        locked(&self.ends).push((id, outcome));
+    }
+
+    /// Runs `write` on the journal once the queued ends are written.
+    pub(crate) fn write<T>(&self, write: impl FnOnce(&mut Journal) -> T) -> T {
+        let mut journal = locked(&self.journal);
+        let ends = std::mem::take(&mut *locked(&self.ends));
+        for (id, outcome) in ends {
+            if let Err(e) = journal.end(&id, &outcome) {
+                tracing::error!(job = %id, "could not journal the end of the job: {e}; after a restart it runs again");
+            }
+        }
+        write(&mut journal)
+    }
+
+    /// Writes the queued ends, if any. Call it with the state lock released.
+    pub(crate) fn flush(&self) {
+        if !locked(&self.ends).is_empty() {
+            self.write(|_| ());
+        }
+    }
 }
 
 impl Journal {
@@ -410,6 +456,37 @@ impl Ended {
             Ended::Failed { why } => Outcome::Failed(why),
             Ended::Cancelled => Outcome::Cancelled,
         }
+    }
+}
+
+/// A sink whose every write and cut takes `delay` longer, as a slow disk's would.
+#[cfg(test)]
+struct Slow {
+    inner: Box<dyn Sink>,
+    delay: Duration,
+}
+
+#[cfg(test)]
+impl Sink for Slow {
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        std::thread::sleep(self.delay);
+        self.inner.append(bytes)
+    }
+
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        std::thread::sleep(self.delay);
+        self.inner.truncate(len)
+    }
+}
+
+#[cfg(test)]
+impl SharedJournal {
+    /// Makes every later record take `delay` longer to write, as on a slow disk.
+    pub(crate) fn slow_down(&self, delay: Duration) {
+        let mut journal = locked(&self.journal);
+        let placeholder: Box<dyn Sink> = Box::new(File::open("/dev/null").expect("/dev/null opens"));
+        let inner = std::mem::replace(&mut journal.sink, placeholder);
+        journal.sink = Box::new(Slow { inner, delay });
     }
 }
 

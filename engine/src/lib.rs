@@ -44,7 +44,7 @@ pub use params::{InUse, ParamStatus};
 
 use crate::{
     budget::Budget,
-    journal::{hex, Accepted, Journal},
+    journal::{hex, Accepted, Journal, SharedJournal},
     metrics::{Metrics, Snapshot},
     params::ParamCache,
     scheduler::{Inputs, JobEntry, Shared, State, Worker},
@@ -283,7 +283,8 @@ impl Engine {
             work: Condvar::new(),
             params: Arc::new(ParamCache::new(config.params.dir.clone(), config.memory.eviction_min_idle)),
             budget,
-            journal: Mutex::new(journal),
+            journal: SharedJournal::new(journal),
+            submitting: Mutex::new(()),
             metrics: Metrics::new(),
             strategy,
             ahead: workers + config.pipeline.lookahead * devices.len(),
@@ -348,6 +349,10 @@ impl Engine {
         let digest = request.digest();
         // Before the state lock: it may read the parameter file's header.
         let params = shared.check_params(&request.circuit);
+        // One submission at a time, so that what is checked under the state lock (the same
+        // request, a free id, room in the queue) still holds once the job is journaled,
+        // which happens without the state lock.
+        let _submitting = shared.submitting.lock().unwrap_or_else(|p| p.into_inner());
         let mut state = shared.lock();
         if !state.accepting {
             return Err(Refused::ShuttingDown);
@@ -395,17 +400,20 @@ impl Engine {
             digest,
             at_ms: Journal::stamp(),
         };
+        drop(state);
         shared
             .journal
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .accept(&accepted, &request.input)
+            .write(|journal| journal.accept(&accepted, &request.input))
             .map_err(|e| Refused::Storage(e.to_string()))?;
+        let mut state = shared.lock();
         let seq = state.next_seq;
         state.next_seq += 1;
         let mut entry = JobEntry::new(seq, &accepted, request.circuit, Inputs::new(request.input, request.prepared));
         entry.input_memory = Some(shared.budget.charge(entry.input_bytes));
-        entry.queue(&mut state.pending);
+        // Stopped meanwhile: the job is journaled, and runs after the restart.
+        if state.accepting {
+            entry.queue(&mut state.pending);
+        }
         let queue_position = state.queue_position(&entry);
         tracing::info!(job = %id, %kind, circuit = %entry.circuit, partitions = request.partitions, ?priority, "accepted");
         state.insert(entry);
@@ -460,6 +468,8 @@ impl Engine {
         }
         let (seq, was_running) = (job.seq, job.started.is_some());
         self.shared.end(&mut state, seq, Outcome::Cancelled);
+        drop(state);
+        self.shared.journal.flush();
         Ok(Cancelled { was_running })
     }
 
@@ -620,15 +630,18 @@ impl Engine {
                 if running > 0 {
                     tracing::warn!("shutting down with {running} job(s) unfinished after the grace period");
                     // A clean stop: these starts do not count toward [daemon] max_attempts.
-                    let mut journal = shared.journal.lock().unwrap_or_else(|p| p.into_inner());
-                    for job in state.jobs.values().filter(|job| job.ended.is_none() && job.started.is_some()) {
-                        if let Err(e) = journal.interrupted(&job.id) {
-                            tracing::error!(job = %job.id, "could not journal its interruption: {e}");
+                    shared.journal.write(|journal| {
+                        for job in state.jobs.values().filter(|job| job.ended.is_none() && job.started.is_some()) {
+                            if let Err(e) = journal.interrupted(&job.id) {
+                                tracing::error!(job = %job.id, "could not journal its interruption: {e}");
+                            }
                         }
-                    }
+                    });
                 }
                 state.stopping = true;
                 shared.work.notify_all();
+                drop(state);
+                shared.journal.flush();
                 return running == 0;
             }
             state = shared.work.wait_timeout(state, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
@@ -644,6 +657,7 @@ impl Drop for Engine {
             state.synthesizing.is_empty() && state.busy.iter().all(Option::is_none)
         };
         self.shared.work.notify_all();
+        self.shared.journal.flush();
         // Idle workers stop at once and are joined, which closes the journal; workers in
         // the middle of a partition are not waited for.
         if idle {
@@ -755,6 +769,49 @@ impl Shared {
             }
         }
         self.work.notify_all();
+        drop(state);
+        self.journal.flush();
         (requeued, kept)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bellperson::groth16::{generate_random_parameters, Parameters};
+    use blstrs::Bls12;
+    use rand::SeedableRng;
+
+    use super::*;
+
+    #[test]
+    fn the_state_lock_is_not_held_while_the_journal_syncs() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec: CircuitSpec = "chain:1024".parse().unwrap();
+        let p: Parameters<Bls12> =
+            generate_random_parameters(spec.setup_circuit().unwrap(), &mut rand_chacha::ChaCha20Rng::seed_from_u64(5))
+                .unwrap();
+        bellhop_host::params::write(&p, &dir.path().join(spec.params_file_name().unwrap())).unwrap();
+        let mut config = Config::default();
+        config.params.dir = dir.path().to_path_buf();
+        config.daemon.state_dir = dir.path().join("state");
+        let engine = Engine::start(&config, dir.path()).unwrap();
+        engine.shared.journal.slow_down(Duration::from_millis(800));
+        let slowest = std::thread::scope(|scope| {
+            // Its acceptance and its end each take a slow write.
+            let submitted = scope.spawn(|| engine.submit(JobRequest::new(spec, Vec::new()).unwrap()).unwrap());
+            let mut slowest = Duration::ZERO;
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(3) {
+                let asked = Instant::now();
+                engine.status();
+                slowest = slowest.max(asked.elapsed());
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            assert!(submitted.join().is_ok());
+            slowest
+        });
+        assert_eq!(engine.status().completed, 1, "the job completed");
+        eprintln!("the slowest status() during two 800 ms journal writes: {slowest:?}");
+        assert!(slowest < Duration::from_millis(200), "status() waited {slowest:?} for the journal");
     }
 }

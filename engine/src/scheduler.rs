@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use crate::{
     budget::{Budget, Rank, Reservation},
     device::{Device, Fault},
-    journal::Journal,
+    journal::SharedJournal,
     metrics::Metrics,
     params::{Dropped, Lease, ParamCache},
     JobKind, Outcome, Priority, Refused, Timings,
@@ -271,7 +271,9 @@ pub(crate) struct Shared {
     pub(crate) work: Condvar,
     pub(crate) params: Arc<ParamCache>,
     pub(crate) budget: Arc<Budget>,
-    pub(crate) journal: Mutex<Journal>,
+    pub(crate) journal: SharedJournal,
+    /// Held by a submission from its checks until its job is queued.
+    pub(crate) submitting: Mutex<()>,
     pub(crate) metrics: Metrics,
     pub(crate) strategy: Box<dyn Strategy>,
     pub(crate) devices: Vec<Arc<Device>>,
@@ -457,9 +459,8 @@ impl Shared {
         let input_bytes = job.input_bytes;
         let kind = job.kind;
         let id = Arc::clone(&job.id);
-        if let Err(e) = self.journal.lock().unwrap_or_else(|p| p.into_inner()).end(&id, &outcome) {
-            tracing::error!(job = %id, "could not journal the end of the job: {e}; after a restart it runs again");
-        }
+        // Written once the state lock is released (`SharedJournal::flush`).
+        self.journal.defer_end(Arc::clone(&id), outcome.clone());
         match &outcome {
             Outcome::Completed { .. } => state.ended[0] += 1,
             Outcome::Failed(why) => {
@@ -482,6 +483,7 @@ impl Shared {
     /// stops.
     pub(crate) fn synthesis_worker(&self, n: usize) {
         loop {
+            self.journal.flush();
             let (key, id, circuit, input, first_start) = {
                 let mut state = self.lock();
                 let key = loop {
@@ -514,7 +516,7 @@ impl Shared {
             };
             // On disk before the work that might take the process down with it.
             if let Some(attempt) = first_start {
-                if let Err(e) = self.journal.lock().unwrap_or_else(|p| p.into_inner()).started(&id, attempt) {
+                if let Err(e) = self.journal.write(|journal| journal.started(&id, attempt)) {
                     tracing::error!(job = %id, "could not journal the job's start: {e}; [daemon] max_attempts may not \
                                     catch it should it bring the daemon down");
                 }
@@ -595,6 +597,7 @@ impl Shared {
         let dealloc = Arc::new(Dealloc::new());
         let mut backoff = self.config.backend.probe_after;
         loop {
+            self.journal.flush();
             let down = self.lock().down[d].clone();
             if let Some(why) = down {
                 if !self.probe(d, &why, &mut backoff) {
