@@ -18,12 +18,16 @@ use bellhop_host::{
     config::Config,
     dealloc::Dealloc,
     params::Srs,
-    pipeline::{ProvedJob, Randomness},
+    pipeline::{self, PipelineError, Randomness},
     plugins::{Backends, Plugin},
-    prover::{self, ProveError},
+    prover::ProveError,
     session::OpenedBackend,
 };
-use bellhop_plugin_sdk::{panic_message, strategy::Assignment, Capabilities, ErrorKind};
+use bellhop_plugin_sdk::{
+    panic_message,
+    strategy::{Assignment, Job},
+    Capabilities, ErrorKind,
+};
 
 /// One configured device.
 pub(crate) struct Device {
@@ -246,30 +250,23 @@ impl Device {
         if let Err(e) = self.keep(srs) {
             tracing::warn!("device {} could not keep the bases of {}: {e:#}", self.ordinal, srs.path.display());
         }
-        let blinding = Randomness::Os.blinding(0).map_err(|e| Fault::Job(e.to_string()))?;
-        let proved = catch_unwind(AssertUnwindSafe(|| {
-            let public_inputs = prover::public_inputs(&assignment);
-            if backend.proves_whole_batches() {
-                prover::check_inputs(srs, &assignment, circuit)?;
-                let mut proofs = prover::prove_whole_batch(
-                    (*backend).as_ref(),
-                    srs,
-                    &[&assignment],
-                    std::slice::from_ref(&blinding),
-                )?;
-                dealloc.drop_later(assignment);
-                return Ok((proofs.remove(0), public_inputs));
-            }
-            prover::prove((*backend).as_ref(), backend.msm_calls(), srs, assignment, blinding, circuit, dealloc)
+        let job = Job { circuit: circuit.into(), seed: 0, input: Vec::new().into() };
+        let mut proved = None;
+        // Panics in the verifier are errors of the step; any other is the backend's.
+        catch_unwind(AssertUnwindSafe(|| {
+            let blinding = |index| Randomness::Os.blinding(index);
+            let synthesized = vec![(job, assignment)];
+            pipeline::prove_synthesized(&backend, srs, 0, synthesized, blinding, verify, dealloc, &mut |p| {
+                proved = Some(p);
+            })
         }))
-        .map_err(|panic| Fault::Device(format!("the backend panicked: {}", panic_message(&*panic))))?;
-        let (proof, public_inputs) = proved.map_err(fault)?;
-        if verify {
-            catch_unwind(AssertUnwindSafe(|| prover::verify(srs, &proof, &public_inputs, circuit)))
-                .map_err(|panic| Fault::Job(format!("verifying the proof panicked: {}", panic_message(&*panic))))?
-                .map_err(fault)?;
-        }
-        Ok(ProvedJob { index: 0, circuit: circuit.into(), proof, public_inputs }.proof_bytes())
+        .map_err(|panic| Fault::Device(format!("the backend panicked: {}", panic_message(&*panic))))?
+        .map_err(|error| match error {
+            PipelineError::Prove { error, .. } => fault(error),
+            other => Fault::Job(other.to_string()),
+        })?;
+        let proved = proved.ok_or_else(|| Fault::Device("the proving step returned no proof".into()))?;
+        Ok(proved.proof_bytes())
     }
 }
 

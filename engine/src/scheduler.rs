@@ -11,7 +11,12 @@ use std::{
 };
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_host::{config::Config, dealloc::Dealloc, params::Shape, prover};
+use bellhop_host::{
+    config::Config,
+    dealloc::Dealloc,
+    params::Shape,
+    pipeline::{self, PipelineError},
+};
 use bellhop_plugin_sdk::strategy::{Assignment, Job, Strategy};
 use tokio::sync::watch;
 
@@ -562,29 +567,21 @@ impl Shared {
         let shape = lease.srs.shape();
         let start = Instant::now();
         let job = Job { circuit: circuit.to_string().into(), seed: partition as u64, input: input.to_vec().into() };
-        // The circuit's own public inputs are computed beside the strategy's synthesis.
-        let (synthesis, expected) = rayon::join(
-            || catch_unwind(AssertUnwindSafe(|| self.strategy.synthesize(std::slice::from_ref(&job)))),
-            || catch_unwind(AssertUnwindSafe(|| prover::expected_public_inputs(&job))),
-        );
-        let panicked = |what: &str, panic: Box<dyn std::any::Any + Send>| {
-            format!("{what} panicked: {}", bellhop_plugin_sdk::panic_message(&*panic))
-        };
-        let expected = expected.map_err(|panic| panicked("computing the circuit's public inputs", panic))?;
-        let synthesis = synthesis
-            .map_err(|panic| panicked("the strategy", panic))?
-            .map_err(|e| format!("synthesis failed: {e}"))?;
-        for warning in &synthesis.warnings {
-            tracing::warn!("strategy: {warning}");
-        }
+        // The pipeline's synthesis step: the strategy, with the circuit's own public inputs
+        // computed beside it and checked.
+        let synthesized = catch_unwind(AssertUnwindSafe(|| {
+            pipeline::synthesize_batch(self.strategy.as_ref(), 0, partition, std::slice::from_ref(&job))
+        }))
+        .map_err(|panic| format!("synthesis panicked: {}", bellhop_plugin_sdk::panic_message(&*panic)))?
+        .map_err(|error| match error {
+            PipelineError::Synthesis { error, .. } => format!("synthesis failed: {error}"),
+            PipelineError::Prove { error, .. } => error.to_string(),
+            other => other.to_string(),
+        })?;
         let took = start.elapsed();
-        let [assignment]: [Assignment; 1] = synthesis
-            .assignments
+        let [(_, assignment)]: [(Job, Assignment); 1] = synthesized
             .try_into()
-            .map_err(|a: Vec<Assignment>| format!("the strategy returned {} assignments for one job", a.len()))?;
-        expected
-            .and_then(|expected| prover::check_public_inputs(&assignment, &expected, &job.circuit))
-            .map_err(|e| e.to_string())?;
+            .map_err(|a: Vec<_>| format!("the strategy returned {} assignments for one job", a.len()))?;
         let measured = in_flight_bytes(&assignment, &shape);
         self.params.measured(circuit, measured);
         reservation.resize(measured);

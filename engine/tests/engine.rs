@@ -391,7 +391,8 @@ async fn the_queue_is_bounded_by_jobs_and_input_bytes_and_post_may_use_twice_the
     config.daemon.max_queued_bytes = 1000;
     let engine = Engine::start(&config, params_dir()).unwrap();
     let running = engine.submit(request(LARGE, 1)).unwrap().job_id;
-    until(&engine, "the first job runs", |s| s.running.len() == 1).await;
+    // Held in synthesis for 3 s, with its memory reserved.
+    until(&engine, "the first job runs", |s| s.running.len() == 1 && s.memory.reserved_bytes > 0).await;
     // Jobs with input (which a catalog circuit refuses once synthesized; these are
     // cancelled before), queued behind the first one.
     let with_input = |bytes: usize| JobRequest { input: vec![7; bytes], ..request(SMALL, 1) };

@@ -7,6 +7,7 @@
 
 use std::{
     collections::BTreeMap,
+    panic::{catch_unwind, AssertUnwindSafe},
     path::Path,
     sync::{
         atomic::{AtomicUsize, Ordering},
@@ -19,6 +20,7 @@ use std::{
 use anyhow::{bail, Context as _};
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_sdk::{
+    panic_message,
     strategy::{Assignment, Job, Strategy, Synthesis},
     PluginError,
 };
@@ -202,6 +204,69 @@ pub fn synthesize_batch(
     Ok(jobs.iter().cloned().zip(assignments).collect())
 }
 
+/// The proving step the pipeline and the engine share: `synthesized`, proofs number
+/// `first` on, proved the way `backend` offers (the whole batch in one call where it has
+/// PROVE_BATCH, else one by one, its h and MSMs in one call where it has PROOF_MSMS), with
+/// the blinding `blinding` gives each, verified if `verify` (a panic in the verifier is an
+/// error), and handed to `proved` one by one in order.
+#[allow(clippy::too_many_arguments)]
+pub fn prove_synthesized(
+    backend: &OpenedBackend,
+    srs: &Srs,
+    first: usize,
+    synthesized: Vec<(Job, Assignment)>,
+    blinding: impl Fn(usize) -> Result<Blinding, PipelineError>,
+    verify: bool,
+    dealloc: &Dealloc,
+    proved: &mut dyn FnMut(ProvedJob),
+) -> Result<(), PipelineError> {
+    // Verifies a proof (inside its `proof` span) and hands it on.
+    let mut finish = |index: usize, circuit: String, proof: Proof<Bls12>, public_inputs: Vec<Scalar>| {
+        if verify {
+            catch_unwind(AssertUnwindSafe(|| prover::verify(srs, &proof, &public_inputs, &circuit)))
+                .unwrap_or_else(|panic| {
+                    Err(ProveError::Verifier {
+                        circuit: circuit.clone(),
+                        error: format!("the verifier panicked: {}", panic_message(&*panic)),
+                    })
+                })
+                .map_err(|error| PipelineError::Prove { index, error })?;
+        }
+        proved(ProvedJob { index, circuit, proof, public_inputs });
+        Ok::<_, PipelineError>(())
+    };
+    if backend.proves_whole_batches() && !synthesized.is_empty() {
+        let mut blindings = Vec::with_capacity(synthesized.len());
+        for (offset, (job, assignment)) in synthesized.iter().enumerate() {
+            prover::check_inputs(srs, assignment, &job.circuit)
+                .map_err(|error| PipelineError::Prove { index: first + offset, error })?;
+            blindings.push(blinding(first + offset)?);
+        }
+        let assignments: Vec<&Assignment> = synthesized.iter().map(|(_, a)| a).collect();
+        let proofs = {
+            let _batch = info_span!("batch", first = first as u64, count = synthesized.len() as u64).entered();
+            prover::prove_whole_batch(backend.as_ref(), srs, &assignments, &blindings)
+                .map_err(|error| PipelineError::Prove { index: first, error })?
+        };
+        for (offset, ((job, assignment), proof)) in synthesized.iter().zip(proofs).enumerate() {
+            let _proof = info_span!("proof", index = (first + offset) as u64).entered();
+            finish(first + offset, job.circuit.to_string(), proof, prover::public_inputs(assignment))?;
+        }
+        dealloc.drop_later(synthesized);
+        return Ok(());
+    }
+    for (offset, (job, assignment)) in synthesized.into_iter().enumerate() {
+        let index = first + offset;
+        let _proof = info_span!("proof", index = index as u64).entered();
+        let circuit = job.circuit.to_string();
+        let (proof, public_inputs) =
+            prover::prove(backend.as_ref(), backend.msm_calls(), srs, assignment, blinding(index)?, &circuit, dealloc)
+                .map_err(|error| PipelineError::Prove { index, error })?;
+        finish(index, circuit, proof, public_inputs)?;
+    }
+    Ok(())
+}
+
 /// Proves `batches` of jobs (each batch synthesized in one strategy call) with `srs` on
 /// `backend`, calling `on_proof` as each proof is done.
 pub fn run(
@@ -247,51 +312,12 @@ fn run_after(
     let sizes = first.iter().map(Vec::len).chain(batches.iter().map(Vec::len));
     let firsts: Vec<usize> = sizes.scan(0, |next, size| Some(std::mem::replace(next, *next + size))).collect();
     let synthesize = |batch: usize, jobs: &[Job]| synthesize_batch(strategy, batch, firsts[batch], jobs);
-    // Verifies a proof (inside its `proof` span), reports it and adds it to `out`.
-    let finish =
-        |index: usize, circuit: String, proof: Proof<Bls12>, public_inputs: Vec<Scalar>, out: &mut Vec<ProvedJob>| {
-            if options.verify {
-                prover::verify(srs, &proof, &public_inputs, &circuit)
-                    .map_err(|error| PipelineError::Prove { index, error })?;
-            }
-            let proved = ProvedJob { index, circuit, proof, public_inputs };
+    let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
+        let blinding = |index| options.randomness.blinding(index);
+        prove_synthesized(backend, srs, firsts[batch], synthesized, blinding, options.verify, &dealloc, &mut |proved| {
             on_proof(&proved);
             out.push(proved);
-            Ok::<_, PipelineError>(())
-        };
-    let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
-        let first = firsts[batch];
-        if backend.proves_whole_batches() && !synthesized.is_empty() {
-            let mut blindings = Vec::with_capacity(synthesized.len());
-            for (offset, (job, assignment)) in synthesized.iter().enumerate() {
-                prover::check_inputs(srs, assignment, &job.circuit)
-                    .map_err(|error| PipelineError::Prove { index: first + offset, error })?;
-                blindings.push(options.randomness.blinding(first + offset)?);
-            }
-            let assignments: Vec<&Assignment> = synthesized.iter().map(|(_, a)| a).collect();
-            let proofs = {
-                let _batch = info_span!("batch", first = first as u64, count = synthesized.len() as u64).entered();
-                prover::prove_whole_batch(backend.as_ref(), srs, &assignments, &blindings)
-                    .map_err(|error| PipelineError::Prove { index: first, error })?
-            };
-            for (offset, ((job, assignment), proof)) in synthesized.iter().zip(proofs).enumerate() {
-                let _proof = info_span!("proof", index = (first + offset) as u64).entered();
-                finish(first + offset, job.circuit.to_string(), proof, prover::public_inputs(assignment), out)?;
-            }
-            dealloc.drop_later(synthesized);
-            return Ok(());
-        }
-        for (offset, (job, assignment)) in synthesized.into_iter().enumerate() {
-            let index = first + offset;
-            let _proof = info_span!("proof", index = index as u64).entered();
-            let circuit = job.circuit.to_string();
-            let blinding = options.randomness.blinding(index)?;
-            let (proof, public_inputs) =
-                prover::prove(backend.as_ref(), backend.msm_calls(), srs, assignment, blinding, &circuit, &dealloc)
-                    .map_err(|error| PipelineError::Prove { index, error })?;
-            finish(index, circuit, proof, public_inputs, out)?;
-        }
-        Ok(())
+        })
     };
 
     let mut proved = Vec::new();
