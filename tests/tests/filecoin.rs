@@ -232,17 +232,18 @@ fn porep_and_post_synthesized_in_parts_are_the_whole_circuits() {
     fs::remove_dir_all(pce_cache).ok();
 }
 
-/// A PoRep job is prepared once: each partition's input holds its own vanilla proofs,
-/// synthesizes as that partition of the whole input does, stands for no other partition
-/// and is no job's input; the whole job's vanilla proofs are checked when it is prepared.
+/// A PoRep or SnapDeals job is prepared once: each partition's input holds its own vanilla
+/// proofs, synthesizes as that partition of the whole input does, stands for no other
+/// partition and is no job's input; a PoRep's vanilla proofs are checked when it is
+/// prepared.
 #[test]
-fn prepared_porep_partitions_are_the_whole_inputs_and_nothing_else() {
+fn prepared_porep_and_snap_partitions_are_the_whole_inputs_and_nothing_else() {
     let fixture = fixture();
     let synthetic = synthetic::porep_c1(SectorSize::Kib2, 6).unwrap();
     let bench = FilecoinSpec { kind: Kind::SyntheticPorep, sector_size: SectorSize::Kib2 };
-    for (spec, input) in [(spec(Kind::Porep), &fixture.c1), (bench, &synthetic)] {
+    for (spec, input) in [(spec(Kind::Porep), &fixture.c1), (bench, &synthetic), (spec(Kind::Snap), &fixture.snap)] {
         let circuit = CircuitSpec::Filecoin(spec);
-        let prepared = circuit.prepare(input).unwrap().expect("a PoRep is prepared per partition");
+        let prepared = circuit.prepare(input).unwrap().expect("prepared per partition");
         assert_eq!(prepared.len(), spec.partitions(input).unwrap());
         for (k, own) in prepared.iter().enumerate() {
             let job =
@@ -261,7 +262,7 @@ fn prepared_porep_partitions_are_the_whole_inputs_and_nothing_else() {
     let changed = edited(&fixture.c1, |v| v["comm_r"][0] = (v["comm_r"][0].as_u64().unwrap() ^ 1).into());
     let e = spec(Kind::Porep).prepare(&changed).expect_err("refused").to_string();
     assert!(e.contains("do not match their public data"), "{e}");
-    // The other kinds read their whole input in every partition.
+    // PoSt requests are one partition each, read whole.
     assert!(spec(Kind::WindowPost).prepare(&fixture.window).unwrap().is_none());
 }
 

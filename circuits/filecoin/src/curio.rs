@@ -482,7 +482,7 @@ fn requests_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                 })
                 .collect()
         }
-        Typed::Snap(snap) => {
+        Typed::Snap(snap, _) => {
             let mut request = Request::new(ProofKind::SnapDealsUpdate);
             request.registered_proof = update_proof_number(spec.sector_size);
             request.vanilla_proofs = snap.partition_proofs.iter().map(bincode::serialize).collect::<Result<_, _>>()?;

@@ -15,7 +15,8 @@
 //! Before a circuit is built its vanilla proofs are checked against the public data with
 //! filecoin-proofs' vanilla verifiers, so a mismatch is an error, never an unsatisfied
 //! circuit or a wrong proof: a PoRep's once for the whole job when it is prepared
-//! ([`Input::prepare`]: one input per partition, its own vanilla proofs alone). The one
+//! ([`Input::prepare`]: one input per partition, its own vanilla proofs alone), a
+//! SnapDeals' by each partition for its own (prepared likewise). The one
 //! exception is `synthetic-porep`, whose circuit is unsatisfied by design and which only
 //! benchmarks take.
 
@@ -308,8 +309,21 @@ pub enum Typed<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     Porep(Box<Porep<Tree>>),
     /// PoSt public data and vanilla proofs.
     Post(PostInput<Tree>),
-    /// SnapDeals commitments and vanilla proofs.
-    Snap(SnapInput<Tree>),
+    /// SnapDeals commitments and vanilla proofs; for one partition of a prepared job,
+    /// which, and its vanilla proof alone.
+    Snap(SnapInput<Tree>, Option<Prepared>),
+}
+
+/// One partition of a SnapDeals input, written as a [`SnapInput`] holding its vanilla
+/// proof alone.
+#[derive(Serialize)]
+#[serde(bound = "")]
+struct SnapPartition<'a, Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
+    circuit: &'a str,
+    comm_r_old: &'a Commitment,
+    comm_r_new: &'a Commitment,
+    comm_d_new: &'a Commitment,
+    partition_proofs: [&'a PartitionProof<Tree>; 1],
 }
 
 /// A parsed input of a Filecoin circuit.
@@ -381,10 +395,9 @@ impl Input {
         with_typed!(self, typed => typed.partitions(spec))
     }
 
-    /// One input per partition, for its jobs: a PoRep's partitions each get a prepared
-    /// input with their own vanilla proofs, all of which are checked here, once for the
-    /// job (a synthetic one's were shape-checked when parsed); `None` for the other kinds,
-    /// whose every partition reads the whole input.
+    /// One input per partition, for its jobs: a PoRep's and a SnapDeals' partitions each
+    /// get a prepared input with their own vanilla proofs (a PoRep's all checked here, once
+    /// for the job; a synthetic one's were shape-checked when parsed); `None` for PoSt.
     pub fn prepare(&self, spec: FilecoinSpec) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
         with_typed!(self, typed => typed.prepare(spec))
     }
@@ -572,7 +585,7 @@ where
                 if let Some(challenge) = snap.partition_proofs.first().and_then(|p| p.challenge_proofs.first()) {
                     size_mismatch(proven_sector_bytes(&challenge.proof_r_old))?;
                 }
-                Typed::Snap(snap)
+                Typed::Snap(snap, None)
             }
         })
     }
@@ -591,6 +604,17 @@ where
         let [partition, partitions, kind] = fields[..] else { return Err(bad("its header is not `K N kind`")) };
         let number = |text: &str| text.parse::<usize>().map_err(|_| bad("a partition is not a number"));
         let prepared = Prepared { partition: number(partition)?, partitions: number(partitions)? };
+        if prepared.partition >= prepared.partitions {
+            return Err(bad("its partition is past the job's"));
+        }
+        if (kind, spec.kind) == ("snap", Kind::Snap) {
+            let snap: SnapInput<Tree> = json(spec, &bytes[end + 1..])?;
+            check_circuit(spec, &snap.circuit)?;
+            if snap.partition_proofs.len() != 1 {
+                return Err(bad("it holds other than one partition's vanilla proof"));
+            }
+            return Ok(Typed::Snap(snap, Some(prepared)));
+        }
         let synthetic = match (kind, spec.kind) {
             ("real", Kind::Porep) => false,
             ("synthetic", Kind::SyntheticPorep) => true,
@@ -611,7 +635,11 @@ where
     }
 
     fn prepare(&self, spec: FilecoinSpec) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
-        let Typed::Porep(porep) = self else { return Ok(None) };
+        let porep = match self {
+            Typed::Porep(porep) => porep,
+            Typed::Snap(snap, None) => return Ok(Some(snap_partitions(snap))),
+            Typed::Snap(_, Some(_)) | Typed::Post(_) => return Ok(None),
+        };
         let partitions = self.partitions(spec)?;
         let (public, pp) = porep_public(spec, porep)?;
         if !porep.synthetic {
@@ -640,7 +668,7 @@ where
                 }
                 _ => Ok(1),
             },
-            Typed::Snap(snap) => Ok(snap.partition_proofs.len()),
+            Typed::Snap(snap, prepared) => Ok(prepared.map_or(snap.partition_proofs.len(), |p| p.partitions)),
         }
     }
 
@@ -653,7 +681,7 @@ where
         match self {
             Typed::Porep(porep) => porep_instance(spec, porep, k, build),
             Typed::Post(post) => post_instance(spec, post, k, build),
-            Typed::Snap(snap) => snap_instance(spec, snap, k, build),
+            Typed::Snap(snap, prepared) => snap_instance(spec, snap, *prepared, k, build),
         }
     }
 }
@@ -929,9 +957,30 @@ where
     Ok((Some(circuit.into()), inputs))
 }
 
+/// One input per partition of `snap`, each holding its partition's vanilla proof alone.
+fn snap_partitions<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(snap: &SnapInput<Tree>) -> Vec<Vec<u8>> {
+    let partitions = snap.partition_proofs.len();
+    (0..partitions)
+        .map(|k| {
+            let mut bytes = PREPARED.to_vec();
+            bytes.extend_from_slice(format!("{k} {partitions} snap\n").as_bytes());
+            let partition = SnapPartition {
+                circuit: &snap.circuit,
+                comm_r_old: &snap.comm_r_old,
+                comm_r_new: &snap.comm_r_new,
+                comm_d_new: &snap.comm_d_new,
+                partition_proofs: [&snap.partition_proofs[k]],
+            };
+            serde_json::to_writer(&mut bytes, &partition).expect("SnapDeals inputs serialize");
+            bytes
+        })
+        .collect()
+}
+
 fn snap_instance<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     spec: FilecoinSpec,
     snap: &SnapInput<Tree>,
+    prepared: Option<Prepared>,
     k: usize,
     build: Build,
 ) -> Result<(Option<FilecoinCircuit>, Vec<Scalar>), FilecoinError>
@@ -941,12 +990,16 @@ where
     let pp = snap_public_params::<Tree>(spec.sector_size).map_err(fil(spec))?;
     let config = SectorUpdateConfig::from_porep_config(&porep_config(spec.sector_size).map_err(fil(spec))?);
     let partitions = usize::from(config.update_partitions);
-    if snap.partition_proofs.len() != partitions {
-        return Err(mismatch(
-            spec,
-            format!("{} partition proofs, {spec} has {partitions}", snap.partition_proofs.len()),
-        ));
+    let given = prepared.map_or(snap.partition_proofs.len(), |p| p.partitions);
+    if given != partitions {
+        return Err(mismatch(spec, format!("{given} partition proofs, {spec} has {partitions}")));
     }
+    // A prepared partition holds its own vanilla proof alone.
+    let proof = match prepared {
+        Some(p) if p.partition != k => return Err(FilecoinError::Partition { spec, index: k, count: p.partitions }),
+        Some(_) => &snap.partition_proofs[0],
+        None => snap.partition_proofs.get(k).ok_or(FilecoinError::Partition { spec, index: k, count: given })?,
+    };
     let domain = |c: &Commitment, name: &str| {
         <TreeRHasher as Hasher>::Domain::try_from_bytes(c).with_context(|| format!("{name} is not a field element"))
     };
@@ -966,16 +1019,13 @@ where
     }
     // Only this partition's vanilla proof, checked as verify_all_partitions checks each one.
     let partition_public = EmptySectorUpdate::<Tree>::with_partition(public.clone(), Some(k));
-    if !vanilla_checked(spec, || {
-        EmptySectorUpdate::<Tree>::verify(&pp.vanilla_params, &partition_public, &snap.partition_proofs[k])
-    })?
-    .map_err(fil(spec))?
+    if !vanilla_checked(spec, || EmptySectorUpdate::<Tree>::verify(&pp.vanilla_params, &partition_public, proof))?
+        .map_err(fil(spec))?
     {
         return Err(mismatch(spec, "they do not verify against comm_r_old, comm_r_new and comm_d_new"));
     }
-    let circuit =
-        EmptySectorUpdateCompound::<Tree>::circuit(&public, (), &snap.partition_proofs[k], &pp.vanilla_params, Some(k))
-            .map_err(fil(spec))?;
+    let circuit = EmptySectorUpdateCompound::<Tree>::circuit(&public, (), proof, &pp.vanilla_params, Some(k))
+        .map_err(fil(spec))?;
     Ok((Some(circuit.into()), inputs))
 }
 

@@ -46,7 +46,7 @@ fn prove_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             };
             prove(&config, &post.randomness, post.prover_id, post.vanilla_proofs)
         }
-        Typed::Snap(snap) => {
+        Typed::Snap(snap, _) => {
             let config = porep_config(spec.sector_size)?;
             Ok(generate_empty_sector_update_proof_with_vanilla::<Tree>(
                 &config,

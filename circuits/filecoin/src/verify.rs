@@ -62,7 +62,7 @@ fn verify_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                 verify_window_post::<Tree>(&config, &post.randomness, &replicas, post.prover_id, proof)
             }
         }
-        Typed::Snap(snap) => {
+        Typed::Snap(snap, _) => {
             let config = porep_config(spec.sector_size)?;
             verify_empty_sector_update_proof::<Tree>(&config, proof, snap.comm_r_old, snap.comm_r_new, snap.comm_d_new)
         }
