@@ -3,12 +3,16 @@
 # sealed by filecoin-proofs, Curio's WinningPoSt and WindowPoSt requests from them, and
 # `bellhop client bench` with CLIENTS clients sending COUNT operations (mixed kinds and
 # priorities, duplicates, cancels, malformed requests) to `bellhop serve` under a memory
-# budget of BUDGET. Every outcome and proof is checked; the report goes to WORK/report.json.
+# budget of BUDGET, then BURST submissions at once past `[daemon] max_queued` = MAX_QUEUED;
+# GetStatus is timed every 100 ms throughout. Every outcome and proof is checked; the
+# report goes to WORK/report.json.
 #
 #   scripts/load-test.sh                 # CLIENTS=8 COUNT=200 BUDGET=512MiB, CPU backend
+#   CLIENTS=16 COUNT=400 BURST=2000 MAX_QUEUED=50 scripts/load-test.sh
 #
-# Environment: BELLHOP (binary; default: a release build), CLIENTS, COUNT, BUDGET, BACKEND,
-# PARAMS (parameter cache, shared with filecoin-e2e.sh), WORK.
+# Environment: BELLHOP (binary; default: a release build), CLIENTS, COUNT, BUDGET, BURST
+# (default 0), MAX_QUEUED (default 1000), BACKEND, PARAMS (parameter cache, shared with
+# filecoin-e2e.sh), WORK.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ -z "${BELLHOP:-}" ]]; then
@@ -22,12 +26,12 @@ work="${WORK:-$(mktemp -d)}"
 mkdir -p "$params" "$work"
 work="$(cd "$work" && pwd)"
 config="$work/bellhop.toml"
-printf '[params]\ndir = "%s"\n[backend]\nplugin = "%s"\n[daemon]\nstate_dir = "%s"\n[memory]\nbudget = "%s"\n' \
-    "$params" "${BACKEND:-cpu}" "$work/state" "${BUDGET:-512MiB}" >"$config"
+printf '[params]\ndir = "%s"\n[backend]\nplugin = "%s"\n[daemon]\nstate_dir = "%s"\nmax_queued = %s\n[memory]\nbudget = "%s"\n' \
+    "$params" "${BACKEND:-cpu}" "$work/state" "${MAX_QUEUED:-1000}" "${BUDGET:-512MiB}" >"$config"
 fil() { "$bh" --config "$config" fil "$@"; }
 exec > >(tee -a "$work/log.txt") 2>&1
 
-echo "== $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname): $(nproc) cores; load test, ${CLIENTS:-8} clients, ${COUNT:-200} operations, budget ${BUDGET:-512MiB}"
+echo "== $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname): $(nproc) cores; load test, ${CLIENTS:-8} clients, ${COUNT:-200} operations, budget ${BUDGET:-512MiB}, burst ${BURST:-0} past max_queued ${MAX_QUEUED:-1000}"
 sectors=()
 for seed in 1 2 3; do
     sector="$work/sector-$seed"
@@ -53,4 +57,5 @@ done
 addr="$(sed -n 's/.*gRPC on \([^;]*\);.*/\1/p' "$work/serve.out")"
 status="$(sed -n 's/.*status on http:\/\/\([^/]*\)\/status.*/\1/p' "$work/serve.out")"
 "$bh" client --addr "$addr" bench --requests "$work/winning.requests.json" --requests "$work/window.requests.json" \
-    --clients "${CLIENTS:-8}" --count "${COUNT:-200}" --params "$params" --status "$status" --json "$work/report.json"
+    --clients "${CLIENTS:-8}" --count "${COUNT:-200}" --burst "${BURST:-0}" --params "$params" --status "$status" \
+    --json "$work/report.json"

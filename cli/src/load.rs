@@ -4,7 +4,9 @@
 //! at once, and malformed requests. It stops after COUNT operations or SECONDS, checks
 //! every outcome (duplicates are the same job, malformed ones are refused, every proof
 //! verifies against its parameters' verifying key) and reports throughput, latency per
-//! kind, outcomes and the daemon's memory.
+//! kind, outcomes and the daemon's memory. Then, optionally, a burst of submissions past
+//! the daemon's queue bounds, every one accepted or refused and every accepted one proved.
+//! Throughout, a client of its own asks GetStatus every 100 ms and times the answers.
 
 use std::{
     collections::{BTreeMap, HashMap, VecDeque},
@@ -63,6 +65,11 @@ pub(super) struct Args {
     /// Write the report as JSON here too.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// After the operations, this many submissions (SubmitProof) from every client at once,
+    /// meant to pass the daemon's `[daemon] max_queued`: each must be accepted or refused
+    /// RESOURCE_EXHAUSTED, and each accepted one end, completed, with a proof that verifies.
+    #[arg(long, default_value_t = 0)]
+    burst: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -259,6 +266,109 @@ struct Report {
     unverified: usize,
     problems: Vec<String>,
     daemon_memory: Option<serde_json::Value>,
+    /// GetStatus, asked every 100 ms throughout.
+    status_latency: Option<Latency>,
+    burst: Option<Burst>,
+}
+
+/// The burst past the queue's bounds.
+#[derive(Serialize, Default)]
+struct Burst {
+    submitted: usize,
+    accepted: usize,
+    refused_resource_exhausted: usize,
+    completed: usize,
+    seconds: f64,
+}
+
+/// Sends `count` submissions of `requests` (in turn) from `clients` connections at once;
+/// then waits for every accepted one. Adds what is wrong to `problems`.
+async fn burst(
+    addr: &str,
+    token: Option<&str>,
+    requests: &Arc<Vec<curio::Request>>,
+    checks: &Arc<Vec<Check>>,
+    count: usize,
+    clients: usize,
+    problems: &Arc<Mutex<Vec<String>>>,
+) -> Result<Burst> {
+    let start = Instant::now();
+    let run = format!("{:08x}", rand::random::<u32>());
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let tally = Arc::new(Mutex::new(Burst { submitted: count, ..Burst::default() }));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..clients.max(1) {
+        let mut client = connect_with_token(addr, token).await?;
+        let (next, tally, problems) = (Arc::clone(&next), Arc::clone(&tally), Arc::clone(problems));
+        let (requests, checks, run) = (Arc::clone(requests), Arc::clone(checks), run.clone());
+        tasks.spawn(async move {
+            let mut accepted = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= count {
+                    break;
+                }
+                let which = i % requests.len();
+                let submit = submit_request(&requests[which], &format!("burst-{run}-{i}"), pb::Priority::Unspecified);
+                match client.submit_proof(submit).await {
+                    Ok(response) => accepted.push((which, response.into_inner().job_id)),
+                    Err(status) if status.code() == tonic::Code::ResourceExhausted => {
+                        tally.lock().expect("no panics hold the tally").refused_resource_exhausted += 1;
+                    }
+                    Err(status) => problems.lock().expect("no panics hold the problems").push(format!(
+                        "burst submission {i}: {:?} ({})",
+                        status.code(),
+                        status.message()
+                    )),
+                }
+            }
+            tally.lock().expect("no panics hold the tally").accepted += accepted.len();
+            for (which, job_id) in accepted {
+                let problem = match client
+                    .await_proof(AwaitProofRequest { job_id: job_id.clone(), timeout_ms: 0 })
+                    .await
+                {
+                    Ok(response) => {
+                        let response = response.into_inner();
+                        if response.status != AwaitStatus::Completed as i32 {
+                            Some(format!("burst job {job_id}: ended {} ({})", response.status, response.error_message))
+                        } else if !verifies(&checks[which], &response.proof) {
+                            Some(format!("burst job {job_id}: the proof does not verify"))
+                        } else {
+                            tally.lock().expect("no panics hold the tally").completed += 1;
+                            None
+                        }
+                    }
+                    Err(status) => Some(format!("burst job {job_id}: {:?} ({})", status.code(), status.message())),
+                };
+                problems.lock().expect("no panics hold the problems").extend(problem);
+            }
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        joined?;
+    }
+    let mut tally = std::mem::take(&mut *tally.lock().expect("no panics hold the tally"));
+    tally.seconds = start.elapsed().as_secs_f64();
+    Ok(tally)
+}
+
+/// Asks GetStatus every 100 ms until `stop` turns true; the latencies, in seconds.
+async fn sample_status(
+    mut client: bellhop_server::client::Client,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Vec<f64> {
+    let mut latencies = Vec::new();
+    while !*stop.borrow() {
+        let asked = Instant::now();
+        if client.get_status(pb::GetStatusRequest {}).await.is_ok() {
+            latencies.push(asked.elapsed().as_secs_f64());
+        } else {
+            latencies.push(f64::INFINITY);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    latencies
 }
 
 #[derive(Serialize)]
@@ -295,7 +405,14 @@ pub(super) async fn run(addr: &str, token: Option<&str>, params: &Path, args: &A
     let done = Arc::new(Mutex::new(Vec::<Done>::new()));
     let deadline = Instant::now() + Duration::from_secs(args.seconds);
     let requests = Arc::new(requests);
+    let checks = Arc::new(checks);
+    let (stop_sampling, sampling) = tokio::sync::watch::channel(false);
+    let sampler = tokio::spawn(sample_status(connect_with_token(addr, token).await?, sampling));
     let start = Instant::now();
+    let burst_problems = Arc::new(Mutex::new(Vec::new()));
+    let mut burst_tally = None;
+    // The operations' time, without the burst.
+    let seconds;
     let memory = {
         let mut tasks = tokio::task::JoinSet::new();
         for _ in 0..args.clients.max(1) {
@@ -315,15 +432,27 @@ pub(super) async fn run(addr: &str, token: Option<&str>, params: &Path, args: &A
         while let Some(joined) = tasks.join_next().await {
             joined?;
         }
+        seconds = start.elapsed().as_secs_f64();
+        if args.burst > 0 {
+            eprintln!("a burst of {} submissions from {} clients", args.burst, args.clients.max(1));
+            let clients = args.clients.max(1);
+            burst_tally = Some(burst(addr, token, &requests, &checks, args.burst, clients, &burst_problems).await?);
+        }
         match &args.status {
             Some(status) => Some(daemon_memory(status).await?),
             None => None,
         }
     };
-    let seconds = start.elapsed().as_secs_f64();
+    let _ = stop_sampling.send(true);
+    let status_samples = sampler.await?;
     let done = Arc::try_unwrap(done).map_err(|_| anyhow::anyhow!("a client is still running"))?.into_inner()?;
 
-    let mut problems = Vec::new();
+    let mut problems = std::mem::take(&mut *burst_problems.lock().expect("no panics hold the problems"));
+    let slow_status = status_samples.iter().filter(|&&s| s > 0.2).count();
+    if slow_status > 0 {
+        problems
+            .push(format!("GetStatus took over 200 ms (or failed) {slow_status} of {} times", status_samples.len()));
+    }
     let mut outcomes: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     let mut latencies: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut by_priority: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -370,15 +499,13 @@ pub(super) async fn run(addr: &str, token: Option<&str>, params: &Path, args: &A
             }
         }
     }
+    let latency = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let (p50_s, p99_s, max_s) = (percentile(&v, 0.5), percentile(&v, 0.99), v[v.len() - 1]);
+        Latency { count: v.len(), p50_s, p99_s, max_s }
+    };
     let summarize = |samples: BTreeMap<String, Vec<f64>>| -> BTreeMap<String, Latency> {
-        samples
-            .into_iter()
-            .map(|(key, mut v)| {
-                v.sort_by(f64::total_cmp);
-                let (p50_s, p99_s, max_s) = (percentile(&v, 0.5), percentile(&v, 0.99), v[v.len() - 1]);
-                (key, Latency { count: v.len(), p50_s, p99_s, max_s })
-            })
-            .collect()
+        samples.into_iter().map(|(key, v)| (key, latency(v))).collect()
     };
     let report = Report {
         clients: args.clients,
@@ -393,6 +520,8 @@ pub(super) async fn run(addr: &str, token: Option<&str>, params: &Path, args: &A
         unverified,
         problems,
         daemon_memory: memory,
+        status_latency: (!status_samples.is_empty()).then(|| latency(status_samples)),
+        burst: burst_tally,
     };
     print_report(&report);
     if let Some(path) = &args.json {
@@ -423,6 +552,21 @@ fn print_report(report: &Report) {
         );
     }
     println!("  every returned proof verified: {}", if report.unverified == 0 { "yes" } else { "NO" });
+    if let Some(l) = &report.status_latency {
+        println!(
+            "  GetStatus every 100 ms: n {}  p50 {:.1} ms  p99 {:.1} ms  max {:.1} ms",
+            l.count,
+            l.p50_s * 1e3,
+            l.p99_s * 1e3,
+            l.max_s * 1e3
+        );
+    }
+    if let Some(b) = &report.burst {
+        println!(
+            "  burst: {} submitted, {} accepted ({} completed and verified), {} refused RESOURCE_EXHAUSTED, in {:.1} s",
+            b.submitted, b.accepted, b.completed, b.refused_resource_exhausted, b.seconds
+        );
+    }
     if let Some(memory) = &report.daemon_memory {
         println!("  daemon memory: {memory}");
     }
