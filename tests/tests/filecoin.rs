@@ -234,7 +234,7 @@ fn porep_and_post_synthesized_in_parts_are_the_whole_circuits() {
 
 /// A PoRep or SnapDeals job is prepared once: each partition's input holds its own vanilla
 /// proofs, synthesizes as that partition of the whole input does, stands for no other
-/// partition and is no job's input; a PoRep's vanilla proofs are checked when it is
+/// partition and is no job's input; the whole job's vanilla proofs are checked when it is
 /// prepared.
 #[test]
 fn prepared_porep_and_snap_partitions_are_the_whole_inputs_and_nothing_else() {
@@ -262,6 +262,9 @@ fn prepared_porep_and_snap_partitions_are_the_whole_inputs_and_nothing_else() {
     let changed = edited(&fixture.c1, |v| v["comm_r"][0] = (v["comm_r"][0].as_u64().unwrap() ^ 1).into());
     let e = spec(Kind::Porep).prepare(&changed).expect_err("refused").to_string();
     assert!(e.contains("do not match their public data"), "{e}");
+    let changed = edited(&fixture.snap, |v| v["comm_r_new"][0] = (v["comm_r_new"][0].as_u64().unwrap() ^ 1).into());
+    let e = spec(Kind::Snap).prepare(&changed).expect_err("refused").to_string();
+    assert!(e.contains("do not verify against comm_r_old, comm_r_new and comm_d_new"), "{e}");
     // PoSt requests are one partition each, read whole.
     assert!(spec(Kind::WindowPost).prepare(&fixture.window).unwrap().is_none());
 }

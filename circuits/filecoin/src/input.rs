@@ -14,9 +14,8 @@
 //!
 //! Before a circuit is built its vanilla proofs are checked against the public data with
 //! filecoin-proofs' vanilla verifiers, so a mismatch is an error, never an unsatisfied
-//! circuit or a wrong proof: a PoRep's once for the whole job when it is prepared
-//! ([`Input::prepare`]: one input per partition, its own vanilla proofs alone), a
-//! SnapDeals' by each partition for its own (prepared likewise). The one
+//! circuit or a wrong proof: a PoRep's or a SnapDeals' once for the whole job when it is
+//! prepared ([`Input::prepare`]: one input per partition, its own vanilla proofs alone). The one
 //! exception is `synthetic-porep`, whose circuit is unsatisfied by design and which only
 //! benchmarks take.
 
@@ -396,8 +395,9 @@ impl Input {
     }
 
     /// One input per partition, for its jobs: a PoRep's and a SnapDeals' partitions each
-    /// get a prepared input with their own vanilla proofs (a PoRep's all checked here, once
-    /// for the job; a synthetic one's were shape-checked when parsed); `None` for PoSt.
+    /// get a prepared input with their own vanilla proofs, all of which are checked here,
+    /// once for the job (a synthetic PoRep's were shape-checked when parsed); `None` for
+    /// PoSt.
     pub fn prepare(&self, spec: FilecoinSpec) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
         with_typed!(self, typed => typed.prepare(spec))
     }
@@ -637,7 +637,7 @@ where
     fn prepare(&self, spec: FilecoinSpec) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
         let porep = match self {
             Typed::Porep(porep) => porep,
-            Typed::Snap(snap, None) => return Ok(Some(snap_partitions(snap))),
+            Typed::Snap(snap, None) => return snap_partitions(spec, snap).map(Some),
             Typed::Snap(_, Some(_)) | Typed::Post(_) => return Ok(None),
         };
         let partitions = self.partitions(spec)?;
@@ -957,10 +957,66 @@ where
     Ok((Some(circuit.into()), inputs))
 }
 
-/// One input per partition of `snap`, each holding its partition's vanilla proof alone.
-fn snap_partitions<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(snap: &SnapInput<Tree>) -> Vec<Vec<u8>> {
+/// SnapDeals' parameters and `snap`'s public data, refused unless it has `given` of the
+/// partitions its size has.
+fn snap_public<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    spec: FilecoinSpec,
+    snap: &SnapInput<Tree>,
+    given: usize,
+) -> Result<
+    (compound_proof::PublicParams<'static, EmptySectorUpdate<Tree>>, storage_proofs_update::PublicInputs),
+    FilecoinError,
+> {
+    let pp = snap_public_params::<Tree>(spec.sector_size).map_err(fil(spec))?;
+    let config = SectorUpdateConfig::from_porep_config(&porep_config(spec.sector_size).map_err(fil(spec))?);
+    let partitions = usize::from(config.update_partitions);
+    if given != partitions {
+        return Err(mismatch(spec, format!("{given} partition proofs, {spec} has {partitions}")));
+    }
+    let domain = |c: &Commitment, name: &str| {
+        <TreeRHasher as Hasher>::Domain::try_from_bytes(c).with_context(|| format!("{name} is not a field element"))
+    };
+    let public = storage_proofs_update::PublicInputs {
+        k: partitions,
+        comm_r_old: domain(&snap.comm_r_old, "comm_r_old").map_err(fil(spec))?,
+        comm_d_new: <Sha256Hasher as Hasher>::Domain::try_from_bytes(&snap.comm_d_new)
+            .context("comm_d_new is not a field element")
+            .map_err(fil(spec))?,
+        comm_r_new: domain(&snap.comm_r_new, "comm_r_new").map_err(fil(spec))?,
+        h: config.h,
+    };
+    Ok((pp, public))
+}
+
+/// Checks partition `k`'s vanilla proof `proof` as verify_all_partitions checks each one.
+fn snap_vanilla_check<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    spec: FilecoinSpec,
+    pp: &compound_proof::PublicParams<'static, EmptySectorUpdate<Tree>>,
+    public: &storage_proofs_update::PublicInputs,
+    k: usize,
+    proof: &PartitionProof<Tree>,
+) -> Result<(), FilecoinError> {
+    let partition_public = EmptySectorUpdate::<Tree>::with_partition(public.clone(), Some(k));
+    if !vanilla_checked(spec, || EmptySectorUpdate::<Tree>::verify(&pp.vanilla_params, &partition_public, proof))?
+        .map_err(fil(spec))?
+    {
+        return Err(mismatch(spec, "they do not verify against comm_r_old, comm_r_new and comm_d_new"));
+    }
+    Ok(())
+}
+
+/// One input per partition of `snap`, each holding its partition's vanilla proof alone;
+/// every partition's is checked here, once for the job.
+fn snap_partitions<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    spec: FilecoinSpec,
+    snap: &SnapInput<Tree>,
+) -> Result<Vec<Vec<u8>>, FilecoinError> {
     let partitions = snap.partition_proofs.len();
-    (0..partitions)
+    let (pp, public) = snap_public(spec, snap, partitions)?;
+    for (k, proof) in snap.partition_proofs.iter().enumerate() {
+        snap_vanilla_check(spec, &pp, &public, k, proof)?;
+    }
+    Ok((0..partitions)
         .map(|k| {
             let mut bytes = PREPARED.to_vec();
             bytes.extend_from_slice(format!("{k} {partitions} snap\n").as_bytes());
@@ -974,7 +1030,7 @@ fn snap_partitions<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(snap: 
             serde_json::to_writer(&mut bytes, &partition).expect("SnapDeals inputs serialize");
             bytes
         })
-        .collect()
+        .collect())
 }
 
 fn snap_instance<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -987,42 +1043,21 @@ fn snap_instance<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 where
     FilecoinCircuit: From<EmptySectorUpdateCircuit<Tree>>,
 {
-    let pp = snap_public_params::<Tree>(spec.sector_size).map_err(fil(spec))?;
-    let config = SectorUpdateConfig::from_porep_config(&porep_config(spec.sector_size).map_err(fil(spec))?);
-    let partitions = usize::from(config.update_partitions);
     let given = prepared.map_or(snap.partition_proofs.len(), |p| p.partitions);
-    if given != partitions {
-        return Err(mismatch(spec, format!("{given} partition proofs, {spec} has {partitions}")));
-    }
-    // A prepared partition holds its own vanilla proof alone.
+    let (pp, public) = snap_public(spec, snap, given)?;
+    // A prepared partition holds its own vanilla proof alone, checked with the job's.
     let proof = match prepared {
         Some(p) if p.partition != k => return Err(FilecoinError::Partition { spec, index: k, count: p.partitions }),
         Some(_) => &snap.partition_proofs[0],
         None => snap.partition_proofs.get(k).ok_or(FilecoinError::Partition { spec, index: k, count: given })?,
-    };
-    let domain = |c: &Commitment, name: &str| {
-        <TreeRHasher as Hasher>::Domain::try_from_bytes(c).with_context(|| format!("{name} is not a field element"))
-    };
-    let public = storage_proofs_update::PublicInputs {
-        k: partitions,
-        comm_r_old: domain(&snap.comm_r_old, "comm_r_old").map_err(fil(spec))?,
-        comm_d_new: <Sha256Hasher as Hasher>::Domain::try_from_bytes(&snap.comm_d_new)
-            .context("comm_d_new is not a field element")
-            .map_err(fil(spec))?,
-        comm_r_new: domain(&snap.comm_r_new, "comm_r_new").map_err(fil(spec))?,
-        h: config.h,
     };
     let inputs = EmptySectorUpdateCompound::<Tree>::generate_public_inputs(&public, &pp.vanilla_params, Some(k))
         .map_err(fil(spec))?;
     if build == Build::PublicInputs {
         return Ok((None, inputs));
     }
-    // Only this partition's vanilla proof, checked as verify_all_partitions checks each one.
-    let partition_public = EmptySectorUpdate::<Tree>::with_partition(public.clone(), Some(k));
-    if !vanilla_checked(spec, || EmptySectorUpdate::<Tree>::verify(&pp.vanilla_params, &partition_public, proof))?
-        .map_err(fil(spec))?
-    {
-        return Err(mismatch(spec, "they do not verify against comm_r_old, comm_r_new and comm_d_new"));
+    if prepared.is_none() {
+        snap_vanilla_check(spec, &pp, &public, k, proof)?;
     }
     let circuit = EmptySectorUpdateCompound::<Tree>::circuit(&public, (), proof, &pp.vanilla_params, Some(k))
         .map_err(fil(spec))?;

@@ -464,9 +464,9 @@ impl FilecoinSpec {
     }
 
     /// One input per partition of `input`, for the jobs that prove it: a PoRep's and a
-    /// SnapDeals' each hold their partition's vanilla proofs alone (a PoRep's all checked
-    /// here once for the job, a SnapDeals' each by its own partition), so that no partition
-    /// parses or checks the others; `None` for PoSt, whose request is one partition.
+    /// SnapDeals' each hold their partition's vanilla proofs alone, all of which are checked
+    /// here once for the job, so that no partition parses or checks the others; `None` for
+    /// PoSt, whose request is one partition.
     pub fn prepare(self, input: &[u8]) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
         if !matches!(self.kind, Kind::Porep | Kind::SyntheticPorep | Kind::Snap) {
             return Ok(None);
