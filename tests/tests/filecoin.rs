@@ -483,3 +483,29 @@ fn synthetic_porep_input_has_the_real_shape_and_is_refused_for_proofs() {
     assert!(e.contains("for benchmarks only"), "{e}");
     assert!(CircuitSpec::Filecoin(bench).params_file_name().unwrap().starts_with("bellhop-synthetic-porep"));
 }
+
+/// ProofShare's requests (Curio's `tasks/proofshare/task_prove.go`) are proved as Curio's
+/// own are. Its PoRep payload is the C1 output as Go re-marshals it (`json.Marshal` of
+/// Curio's `Commit1OutRaw`, its bytes other than filecoin-proofs' own; approximated here by
+/// re-serializing it with other spacing) in the same wrapper, under ids of its own
+/// (`ps-porep-MINER-NUMBER-TASK`): it decodes, and prepares into byte-identical partition
+/// inputs, so into the same circuits. Its SnapDeals request leaves SectorSize unset, a field
+/// Bellhop never reads (the size comes from the registered proof).
+#[test]
+fn proofshare_porep_payloads_prepare_as_curios_own() {
+    let fixture = fixture();
+    let porep = spec(Kind::Porep);
+    let requests = curio::requests(porep, &fixture.synthetic_porep_c1, Some(&fixture.synthetic_porep_sector)).unwrap();
+    let [own] = &requests[..] else { panic!("one request") };
+    let base64 = base64::engine::general_purpose::STANDARD;
+    let mut wrapper: serde_json::Value = serde_json::from_slice(&own.vanilla_proof).unwrap();
+    let c1 = base64.decode(wrapper["Phase1Out"].as_str().unwrap()).unwrap();
+    let remarshaled = serde_json::to_vec_pretty(&serde_json::from_slice::<serde_json::Value>(&c1).unwrap()).unwrap();
+    assert_ne!(remarshaled, c1, "other bytes");
+    wrapper["Phase1Out"] = base64.encode(&remarshaled).into();
+    let shared = curio::Request { vanilla_proof: serde_json::to_vec(&wrapper).unwrap(), ..own.clone() };
+    let (own, shared) = (own.decode().unwrap(), shared.decode().unwrap());
+    assert_eq!((shared.spec, shared.partitions), (own.spec, own.partitions));
+    let prepare = |decoded: &curio::Decoded| CircuitSpec::Filecoin(decoded.spec).prepare(&decoded.input).unwrap();
+    assert!(prepare(&shared) == prepare(&own), "ProofShare's payload prepares into other partition inputs");
+}
