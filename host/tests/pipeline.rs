@@ -139,8 +139,9 @@ fn slow_synthesis_runs_on_as_many_threads_as_the_lookahead_allows() {
     let prove = |lookahead: usize| {
         let sleepy = Sleepy {
             inner: session.strategy.as_ref(),
-            // Several times a proof on the CPU backend here (100-150 ms).
-            delay: std::time::Duration::from_millis(600),
+            // Many times a proof on the CPU backend here (100-150 ms; 300 ms and more on a
+            // busy machine, where 600 ms left room for two threads only).
+            delay: std::time::Duration::from_millis(1200),
             running: AtomicUsize::new(0),
             most: AtomicUsize::new(0),
         };
