@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Filecoin end to end at 2 KiB, from real inputs: a sector sealed by filecoin-proofs
-# (`bellhop fil seal`), its SnapDeals update and PoSt vanilla proofs, and a second sector
+# (`bellhop fil seal`), its SnapDeals update and PoSt vanilla proofs, a second sector
 # sealed as Curio's UseSyntheticPoRep seals (`porep-synthetic`: proved as porep:2KiB from
-# its C1 output, StackedDrg2KiBV1_1_Feat_SyntheticPoRep); parameters under
+# its C1 output, StackedDrg2KiBV1_1_Feat_SyntheticPoRep) and a third as an NI-PoRep
+# (`porep-ni`: StackedDrg2KiBV1_2_Feat_NonInteractivePoRep, 13 partitions aggregated with
+# an insecure SnarkPack SRS from `bellhop params srs`); parameters under
 # filecoin-proofs' names (generated once, then reused); every circuit proved by Bellhop,
 # verified by filecoin-proofs (verify_seal, the update verifier, the PoSt verifiers), and
 # proved again by filecoin-proofs' own prover in the same run for the times beside.
@@ -14,7 +16,8 @@
 # Not in CI: on 2 cores PoRep's parameters alone take about 10 minutes to generate, so they
 # are kept in PARAMS (default: the bellhop cache directory's filecoin-params).
 # Environment: BELLHOP (binary; default: built with cargo), BACKEND (default cpu), STRATEGY
-# (default baseline), CIRCUITS (default "porep porep-synthetic snap winning-post window-post"), WORK.
+# (default baseline), CIRCUITS (default "porep porep-synthetic porep-ni snap winning-post
+# window-post"), WORK.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ -z "${BELLHOP:-}" ]]; then
@@ -43,18 +46,24 @@ if [[ ! -f "$sector/sector.json" ]]; then
 fi
 synthetic="$work/sector-synthetic-porep"
 [[ -f "$synthetic/sector.json" ]] || fil seal "$synthetic" --sector-size 2KiB --seed 5 --synthetic-porep
+ni="$work/sector-ni"
+[[ -f "$ni/sector.json" ]] || fil seal "$ni" --sector-size 2KiB --seed 6 --non-interactive
+[[ -f "$params/v28-fil-inner-product-v1.srs" ]] || "$bh" --config "$config" params srs --dir "$params"
 cp "$sector/c1.json" "$work/porep.json"
 cp "$synthetic/c1.json" "$work/porep-synthetic.json"
+cp "$ni/c1.json" "$work/porep-ni.json"
 
 status=0
 summary="$work/summary.txt"
 printf '%-18s %10s %12s %18s  %s\n' circuit "params s" "bellhop s" "filecoin-proofs s" "filecoin-proofs' verifier" >"$summary"
-for circuit in ${CIRCUITS:-porep porep-synthetic snap winning-post window-post}; do
-    spec="${circuit%-synthetic}:2KiB"
+for circuit in ${CIRCUITS:-porep porep-synthetic porep-ni snap winning-post window-post}; do
+    spec="${circuit%-synthetic}"
+    spec="${spec%-ni}:2KiB"
     input="$work/$circuit.json"
     sector_arg=()
     [[ $circuit == porep ]] && sector_arg=(--sector "$sector")
     [[ $circuit == porep-synthetic ]] && sector_arg=(--sector "$synthetic")
+    [[ $circuit == porep-ni ]] && sector_arg=(--sector "$ni")
     echo "== $spec"
     gen=reused
     if [[ ! -f "$("$bh" --config "$config" params path "$spec")" ]]; then

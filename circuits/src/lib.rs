@@ -83,6 +83,16 @@ const FILECOIN_NAMES: &str =
 #[cfg(not(feature = "filecoin"))]
 const FILECOIN_NAMES: &str = "";
 
+/// What the jobs of one input read ([`CircuitSpec::prepare`]).
+#[derive(Debug, Default)]
+pub struct PreparedInput {
+    /// One input per partition; `None`: every partition reads the whole input.
+    pub partitions: Option<Vec<Vec<u8>>>,
+    /// Where the job's proof is not its partitions' proofs concatenated: what
+    /// [`CircuitSpec::job_proof`] makes it with (a NonInteractivePoRep's public data).
+    pub aggregation: Option<Vec<u8>>,
+}
+
 /// Why a circuit's witness could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum WitnessError {
@@ -169,15 +179,30 @@ impl CircuitSpec {
         }
     }
 
-    /// One input per partition of `input`, for the jobs that prove it, where a partition
-    /// needs less than the whole: a Filecoin PoRep's partitions each get their own vanilla
-    /// proofs, all checked here once for the job. `None`: every partition reads `input`.
+    /// What the jobs that prove `input` read: one input per partition where a partition
+    /// needs less than the whole (a Filecoin PoRep's partitions each get their own vanilla
+    /// proofs, all checked here once for the job), and what the job's proof is made with
+    /// besides its partitions' proofs (a NonInteractivePoRep's aggregation).
     #[cfg_attr(not(feature = "filecoin"), allow(unused_variables))]
-    pub fn prepare(&self, input: &[u8]) -> Result<Option<Vec<Vec<u8>>>, WitnessError> {
+    pub fn prepare(&self, input: &[u8]) -> Result<PreparedInput, WitnessError> {
         match self {
             #[cfg(feature = "filecoin")]
-            CircuitSpec::Filecoin(spec) => Ok(spec.prepare(input)?),
-            _ => Ok(None),
+            CircuitSpec::Filecoin(spec) => {
+                let bellhop_filecoin::JobInputs { partitions, aggregation } = spec.prepare(input)?;
+                Ok(PreparedInput { partitions, aggregation })
+            }
+            _ => Ok(PreparedInput::default()),
+        }
+    }
+
+    /// A job's proof from its partitions' proofs (`proofs`, in partition order): those
+    /// proofs, or with `aggregation` (from [`prepare`](Self::prepare)) the aggregate
+    /// filecoin-proofs makes of them and accepts.
+    pub fn job_proof(&self, aggregation: Option<&[u8]>, proofs: Vec<u8>) -> Result<Vec<u8>, WitnessError> {
+        match (self, aggregation) {
+            #[cfg(feature = "filecoin")]
+            (CircuitSpec::Filecoin(spec), Some(_)) => Ok(spec.job_proof(aggregation, proofs)?),
+            _ => Ok(proofs),
         }
     }
 

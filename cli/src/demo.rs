@@ -44,7 +44,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         &session.backend,
         session.strategy.as_ref(),
         &srs,
-        batches(&spec, 0, 1, 1, &[])?,
+        batches(&spec, 0, 1, 1, &[])?.0,
         &options,
         &|_| {},
     )?;

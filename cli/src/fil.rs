@@ -29,8 +29,13 @@ pub(super) enum Command {
         /// Seal with StackedDrg<size>V1_1_Feat_SyntheticPoRep, as Curio's
         /// `UseSyntheticPoRep` does (its synthetic proofs made after PreCommit), instead
         /// of StackedDrg<size>V1_1.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "non_interactive")]
         synthetic_porep: bool,
+        /// Seal with StackedDrg<size>V1_2_Feat_NonInteractivePoRep (NI-PoRep: its
+        /// challenges drawn without the interactive seed; its proof the SnarkPack
+        /// aggregate of its partitions' proofs).
+        #[arg(long)]
+        non_interactive: bool,
     },
     /// WinningPoSt vanilla proofs of sealed sectors: the input of winning-post:SIZE.
     WinningPost(PostArgs),
@@ -158,8 +163,10 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
     );
     let start = Instant::now();
     match command {
-        Command::Seal { dir, sector_size, seed, miner, synthetic_porep } => {
-            let feature = synthetic_porep.then_some(ApiFeature::SyntheticPoRep);
+        Command::Seal { dir, sector_size, seed, miner, synthetic_porep, non_interactive } => {
+            let feature = synthetic_porep
+                .then_some(ApiFeature::SyntheticPoRep)
+                .or(non_interactive.then_some(ApiFeature::NonInteractivePoRep));
             let sector = make::seal(&dir, sector_size, seed, miner, feature)?;
             println!(
                 "sealed sector {} ({sector_size}) in {} in {:.1} s; C1 output: {}",

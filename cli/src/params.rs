@@ -1,5 +1,6 @@
 //! `bellhop params gen`: random (insecure) parameters for a catalog circuit; for a
-//! Filecoin circuit under filecoin-proofs' file names, with the `.vk` beside.
+//! Filecoin circuit under filecoin-proofs' file names, with the `.vk` beside. `params srs`:
+//! an insecure SnarkPack SRS under filecoin-proofs' name.
 
 use std::{
     path::{Path, PathBuf},
@@ -27,6 +28,10 @@ pub(super) enum Command {
     /// with them costs what proving with the real file does (for sizes whose published
     /// parameters cannot be had here). Proofs made with them verify against nothing.
     Synthetic(SyntheticArgs),
+    /// Write a SnarkPack SRS from random toxic waste (INSECURE: for development only) as
+    /// filecoin-proofs' v28-fil-inner-product-v1.srs, with which NonInteractivePoRep's
+    /// partition proofs are aggregated; operators fetch the published one.
+    Srs(SrsArgs),
     /// Print the path of a circuit's parameter file in `[params] dir` (for a Filecoin
     /// circuit, filecoin-proofs' `v28-<identifier>.params`).
     Path {
@@ -81,6 +86,22 @@ pub(super) struct SyntheticArgs {
     seed: u64,
 }
 
+#[derive(Debug, clap::Args)]
+pub(super) struct SrsArgs {
+    /// Write it into this directory instead of `[params] dir`.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// The most proofs it aggregates (a 32 GiB NI-PoRep has 126 partitions, padded to 128).
+    #[arg(long, default_value_t = 256)]
+    proofs: usize,
+    /// Replace a file that exists already.
+    #[arg(long)]
+    force: bool,
+    /// Derive the toxic waste from this seed (reproducible, and even less secret).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
 /// Generates parameters for `spec`, showing a spinner while bellperson works.
 pub(super) fn generate(spec: &CircuitSpec, rng: &mut impl RngCore) -> Result<Parameters<Bls12>> {
     let spinner = indicatif::ProgressBar::new_spinner();
@@ -96,6 +117,7 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
     let args = match command {
         Command::Gen(args) => args,
         Command::Synthetic(args) => return synthetic(context, &args),
+        Command::Srs(args) => return srs(context, &args),
         Command::Path { circuit } => {
             println!("{}", params_path(&context.config, &circuit.parse()?, None)?.display());
             return Ok(ExitCode::SUCCESS);
@@ -119,7 +141,11 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
         (Some(out), _) => out.clone(),
         (None, Some(dir)) => dir.join(spec.params_file_name()?),
         (None, None) => {
-            refuse_filecoin_proofs_dir(&context.config.params.dir)?;
+            // Filecoin's verifiers trust the files they find there; the catalog's are
+            // nothing they read.
+            if spec.reads_input() {
+                refuse_filecoin_proofs_dir(&context.config.params.dir)?;
+            }
             params_path(&context.config, &spec, None)?
         }
     };
@@ -190,6 +216,42 @@ fn synthetic(context: &Context, args: &SyntheticArgs) -> Result<ExitCode> {
 
 /// Insecure parameters go into filecoin-proofs' directory only when `--dir` or `--out`
 /// names it: `[params] dir` defaults to it, and its published files must not be replaced.
+fn srs(context: &Context, args: &SrsArgs) -> Result<ExitCode> {
+    let dir = match &args.dir {
+        Some(dir) => dir.clone(),
+        None => {
+            refuse_filecoin_proofs_dir(&context.config.params.dir)?;
+            context.config.params.dir.clone()
+        }
+    };
+    let path = dir.join(bellhop_filecoin::aggregate::SRS_FILE);
+    if path.exists() && !args.force {
+        bail!(
+            "{} exists: `params srs` does not replace it (it may be the published one); pass --force to replace it \
+             with an insecure one",
+            path.display()
+        );
+    }
+    if args.proofs < 2 {
+        bail!("--proofs {}: an SRS aggregates at least 2 proofs", args.proofs);
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let start = Instant::now();
+    let proofs = args.proofs.next_power_of_two();
+    match args.seed {
+        Some(seed) => {
+            bellhop_filecoin::aggregate::write_insecure_srs(&path, proofs, &mut ChaCha20Rng::seed_from_u64(seed))?
+        }
+        None => bellhop_filecoin::aggregate::write_insecure_srs(&path, proofs, &mut OsRng)?,
+    }
+    println!(
+        "wrote {} for up to {proofs} proofs in {:.1} s (insecure: random toxic waste; for development only)",
+        path.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn refuse_filecoin_proofs_dir(dir: &Path) -> Result<()> {
     let published = bellhop_filecoin::filecoin_proofs_parameter_dir();
     let same = match (dir.canonicalize(), published.canonicalize()) {

@@ -45,7 +45,8 @@ pub(super) struct ProveArgs {
     /// The parameter file (default: the circuit's file in `[params] dir`).
     #[arg(long)]
     params: Option<PathBuf>,
-    /// Write the proofs here, 192 bytes each (bellperson's encoding), in order.
+    /// Write the proofs here, 192 bytes each (bellperson's encoding), in order; for a
+    /// NonInteractivePoRep, their SnarkPack aggregate (its proof, as filecoin-proofs makes it).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Write the public inputs here: one line per proof, hex field elements (big-endian).
@@ -73,20 +74,21 @@ fn seeded_blinding(seed: u64, count: usize) -> Randomness {
 
 /// Jobs for `count` proofs of `spec` from `seed` (for a Filecoin circuit: partitions
 /// `seed..` of `input`, each reading its own prepared input where `spec` prepares one), in
-/// batches of `batch`.
+/// batches of `batch`; and what the proof of the whole input is made with besides theirs
+/// ([`CircuitSpec::job_proof`]).
 pub(super) fn batches(
     spec: &CircuitSpec,
     seed: u64,
     count: usize,
     batch: usize,
     input: &[u8],
-) -> Result<Vec<Vec<Job>>> {
+) -> Result<(Vec<Vec<Job>>, Option<Vec<u8>>)> {
     let prepared = spec.prepare(input)?;
-    let input_of = |k: u64| prepared.as_ref().map_or(input, |each| &each[k as usize][..]);
+    let input_of = |k: u64| prepared.partitions.as_ref().map_or(input, |each| &each[k as usize][..]);
     let jobs: Vec<Job> = (0..count as u64)
         .map(|i| Job { circuit: spec.to_string().into(), seed: seed + i, input: input_of(seed + i).to_vec().into() })
         .collect();
-    Ok(jobs.chunks(batch.max(1)).map(<[Job]>::to_vec).collect())
+    Ok((jobs.chunks(batch.max(1)).map(<[Job]>::to_vec).collect(), prepared.aggregation))
 }
 
 /// A field element as 0x-prefixed big-endian hex.
@@ -127,7 +129,8 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
     } else {
         (args.seed, args.count)
     };
-    let mut batches = batches(&spec, first, count, args.batch, &input)?.into_iter();
+    let (batches, aggregation) = batches(&spec, first, count, args.batch, &input)?;
+    let mut batches = batches.into_iter();
     let first_batch = batches.next();
     let start = Instant::now();
     // The first batch is synthesized while the backend opens and the parameters are read.
@@ -149,7 +152,12 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
         None => pipeline::run(backend, strategy, &srs, Vec::new(), &options, &|_| {}),
     }?;
     let elapsed = start.elapsed();
-    write_outputs(args, &proved)?;
+    let partitions: Vec<u8> = proved.iter().flat_map(ProvedJob::proof_bytes).collect();
+    if aggregation.is_some() {
+        eprintln!("aggregating the {} partitions' proofs (filecoin-proofs' SnarkPack)", proved.len());
+    }
+    let proof = spec.job_proof(aggregation.as_deref(), partitions)?;
+    write_outputs(args, &proof, &proved)?;
     let table = PhaseTable::from_records(&context.phases.take(), proved.len());
     if args.json {
         println!("{}", serde_json::to_string_pretty(&table)?);
@@ -165,10 +173,10 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_outputs(args: &ProveArgs, proved: &[ProvedJob]) -> Result<()> {
+/// Writes `proof` (the whole input's) to `--out` and the proofs' public inputs where asked.
+fn write_outputs(args: &ProveArgs, proof: &[u8], proved: &[ProvedJob]) -> Result<()> {
     if let Some(path) = &args.out {
-        let bytes: Vec<u8> = proved.iter().flat_map(ProvedJob::proof_bytes).collect();
-        std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(path, proof).with_context(|| format!("cannot write {}", path.display()))?;
     }
     let lines: Vec<String> =
         proved.iter().map(|p| p.public_inputs.iter().map(hex).collect::<Vec<_>>().join(" ")).collect();

@@ -155,10 +155,9 @@ fn params_gen_replaces_no_file_and_keeps_out_of_filecoin_proofs_directory() {
     let published = dir.join("filecoin-proof-parameters");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&published).unwrap();
-    let gen = |extra: &[&str]| {
+    let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_bellhop"))
-            .args(["params", "gen", "chain:8", "--seed", "1"])
-            .args(extra)
+            .args(args)
             .env("FIL_PROOFS_PARAMETER_CACHE", &published)
             .current_dir(&dir)
             .output()
@@ -168,13 +167,21 @@ fn params_gen_replaces_no_file_and_keeps_out_of_filecoin_proofs_directory() {
             format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
         )
     };
-    // `[params] dir` defaults to FIL_PROOFS_PARAMETER_CACHE: not written without --dir.
-    let (ok, out) = gen(&[]);
-    assert!(!ok && out.contains("filecoin-proofs' parameter directory") && out.contains("--dir"), "{out}");
+    let gen = |extra: &[&str]| run(&[&["params", "gen", "chain:8", "--seed", "1"], extra].concat());
+    // `[params] dir` defaults to FIL_PROOFS_PARAMETER_CACHE: insecure Filecoin parameters
+    // and SRS, which its verifiers would trust, are not written there without --dir.
+    for refused in [&["params", "gen", "window-post:2KiB"][..], &["params", "srs"]] {
+        let (ok, out) = run(refused);
+        assert!(!ok && out.contains("filecoin-proofs' parameter directory") && out.contains("--dir"), "{out}");
+    }
     assert_eq!(std::fs::read_dir(&published).unwrap().count(), 0);
-    let (ok, out) = gen(&["--dir", published.to_str().unwrap()]);
+    // A catalog circuit's file is nothing filecoin-proofs reads.
+    let (ok, out) = gen(&[]);
     assert!(ok, "{out}");
     assert_eq!(std::fs::read_dir(&published).unwrap().count(), 1);
+    let (ok, out) = run(&["params", "srs", "--dir", published.to_str().unwrap(), "--proofs", "4"]);
+    assert!(ok && out.contains("v28-fil-inner-product-v1.srs"), "{out}");
+    assert_eq!(std::fs::read_dir(&published).unwrap().count(), 2);
     // An existing file is replaced only with --force.
     let file = dir.join("chain.params");
     std::fs::write(&file, b"an operator's file").unwrap();

@@ -2,7 +2,7 @@
 
 use std::{fmt, time::Duration};
 
-use bellhop_circuits::{CircuitSpec, WitnessError};
+use bellhop_circuits::{CircuitSpec, PreparedInput, WitnessError};
 use bellhop_filecoin::Kind;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -104,6 +104,10 @@ pub struct JobRequest {
     /// ([`CircuitSpec::prepare`]: a PoRep's partitions, their vanilla proofs checked once
     /// for the job); `None`: every partition reads `input`.
     pub prepared: Option<Vec<Vec<u8>>>,
+    /// What its proof is made with besides its partitions' proofs
+    /// ([`CircuitSpec::job_proof`]: a NonInteractivePoRep's aggregation); `None`: their
+    /// concatenation.
+    pub aggregation: Option<Vec<u8>>,
     /// `None`: the kind's default.
     pub priority: Option<Priority>,
 }
@@ -112,12 +116,12 @@ impl JobRequest {
     /// A request for every partition of `input` of `circuit`, prepared (decoded, its
     /// vanilla proofs checked, split per partition where that is worth it).
     pub fn new(circuit: CircuitSpec, input: Vec<u8>) -> Result<Self, WitnessError> {
-        let prepared = circuit.prepare(&input)?;
+        let PreparedInput { partitions: prepared, aggregation } = circuit.prepare(&input)?;
         let partitions = match &prepared {
             Some(each) => each.len(),
             None => circuit.partitions(&input)?,
         };
-        Ok(Self { request_id: None, circuit, input, partitions, priority: None, prepared })
+        Ok(Self { request_id: None, circuit, input, partitions, priority: None, prepared, aggregation })
     }
 
     /// What makes two requests the same job: circuit, partitions and input.
@@ -151,7 +155,8 @@ pub struct Timings {
 pub enum Outcome {
     /// Every partition proved and verified.
     Completed {
-        /// The partitions' Groth16 proofs, 192 bytes each, in partition order.
+        /// The job's proof: its partitions' Groth16 proofs, 192 bytes each, in partition
+        /// order, or their aggregate (a NonInteractivePoRep's).
         proof: Vec<u8>,
         /// Where its time went.
         timings: Timings,

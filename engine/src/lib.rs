@@ -29,7 +29,7 @@ use std::{
 };
 
 use anyhow::Context as _;
-use bellhop_circuits::CircuitSpec;
+use bellhop_circuits::{CircuitSpec, PreparedInput};
 use bellhop_host::{
     config::{Budget as BudgetConfig, Config},
     session::open_strategy,
@@ -409,6 +409,7 @@ impl Engine {
         let seq = state.next_seq;
         state.next_seq += 1;
         let mut entry = JobEntry::new(seq, &accepted, request.circuit, Inputs::new(request.input, request.prepared));
+        entry.aggregation = request.aggregation.map(Arc::from);
         entry.input_memory = Some(shared.budget.charge(entry.input_bytes));
         // Stopped meanwhile: the job is journaled, and runs after the restart.
         if state.accepting {
@@ -687,6 +688,7 @@ impl JobEntry {
             started: None,
             attempts: 0,
             proofs: vec![None; accepted.partitions],
+            aggregation: None,
             timings: Timings::default(),
             ended: None,
             outcome: watch::Sender::new(None),
@@ -736,7 +738,7 @@ impl Shared {
                     kept += 1;
                 }
                 (None, Some(input)) => match circuit.prepare(&input) {
-                    Ok(prepared) => {
+                    Ok(PreparedInput { partitions: prepared, aggregation }) => {
                         tracing::info!(
                             job = %id,
                             %circuit,
@@ -744,6 +746,7 @@ impl Shared {
                              {max_attempts} starts so far)"
                         );
                         let mut entry = entry(Inputs::new(input, prepared));
+                        entry.aggregation = aggregation.map(Arc::from);
                         entry.attempts = attempts;
                         entry.input_memory = Some(self.budget.charge(entry.input_bytes));
                         entry.queue(&mut state.pending);

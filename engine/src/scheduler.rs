@@ -106,6 +106,9 @@ pub(crate) struct JobEntry {
     /// Times it was started, in this life of the daemon and the ones it did not outlive.
     pub(crate) attempts: u32,
     pub(crate) proofs: Vec<Option<Vec<u8>>>,
+    /// What its proof is made with besides its partitions' (a NonInteractivePoRep's
+    /// aggregation), once they are all proved.
+    pub(crate) aggregation: Option<Arc<[u8]>>,
     pub(crate) timings: Timings,
     pub(crate) ended: Option<Instant>,
     pub(crate) outcome: watch::Sender<Option<Outcome>>,
@@ -638,10 +641,11 @@ impl Shared {
             let took = start.elapsed();
             let mut state = self.lock();
             state.busy[d] = None;
+            let mut to_aggregate = None;
             match result {
                 Ok(proof) => {
                     state.proved[d] += 1;
-                    self.file_proof(&mut state, &key, proof, took);
+                    to_aggregate = self.file_proof(&mut state, &key, proof, took);
                 }
                 Err(Fault::Device(why)) => self.device_failed(&mut state, d, &key, &circuit, why),
                 Err(Fault::Overdue(why)) => {
@@ -655,7 +659,32 @@ impl Shared {
                 }
             }
             self.work.notify_all();
+            drop(state);
+            if let Some(job) = to_aggregate {
+                self.aggregate(job);
+            }
         }
+    }
+
+    /// Makes a job's proof of its partitions' proofs, without the state lock, and ends
+    /// the job with it (unless it ended meanwhile, cancelled).
+    fn aggregate(&self, job: ToAggregate) {
+        let ToAggregate { seq, id, circuit, aggregation, proofs, submitted, timings } = job;
+        let start = Instant::now();
+        let made = catch_unwind(AssertUnwindSafe(|| circuit.job_proof(Some(&aggregation), proofs)));
+        let outcome = match made {
+            Ok(Ok(proof)) => {
+                tracing::info!(job = %id, "its partitions' proofs aggregated and verified in {:.2?}", start.elapsed());
+                Outcome::Completed { proof, timings: Timings { total: submitted.elapsed(), ..timings } }
+            }
+            Ok(Err(e)) => Outcome::Failed(e.to_string()),
+            Err(panic) => Outcome::Failed(format!(
+                "aggregating its partitions' proofs panicked: {}",
+                bellhop_plugin_sdk::panic_message(&*panic)
+            )),
+        };
+        let mut state = self.lock();
+        self.end(&mut state, seq, outcome);
     }
 
     /// Waits `backoff` (or until the engine stops: false), then probes down device `d`,
@@ -737,9 +766,10 @@ impl Shared {
         self.work.notify_all();
     }
 
-    /// Files a partition's proof with its job, and completes the job with its last one.
-    fn file_proof(&self, state: &mut State, key: &TaskKey, proof: Vec<u8>, took: Duration) {
-        let Some(job) = state.jobs.get_mut(&key.seq).filter(|job| job.ended.is_none()) else { return };
+    /// Files a partition's proof with its job, and completes the job with its last one,
+    /// or returns the job to aggregate where its proof is made of theirs.
+    fn file_proof(&self, state: &mut State, key: &TaskKey, proof: Vec<u8>, took: Duration) -> Option<ToAggregate> {
+        let job = state.jobs.get_mut(&key.seq).filter(|job| job.ended.is_none())?;
         job.timings.proving += took;
         job.proofs[key.partition] = Some(proof);
         job.inputs.proved(key.partition);
@@ -755,12 +785,36 @@ impl Shared {
             job.circuit,
             job.proofs.len()
         );
-        if job.proofs.iter().all(Option::is_some) {
-            let proof = job.proofs.iter().flatten().flatten().copied().collect();
-            let timings = Timings { total: job.submitted.elapsed(), ..job.timings };
-            self.end(state, key.seq, Outcome::Completed { proof, timings });
+        if !job.proofs.iter().all(Option::is_some) {
+            return None;
         }
+        let proofs = job.proofs.iter().flatten().flatten().copied().collect();
+        if let Some(aggregation) = &job.aggregation {
+            return Some(ToAggregate {
+                seq: key.seq,
+                id: Arc::clone(&job.id),
+                circuit: job.circuit,
+                aggregation: Arc::clone(aggregation),
+                proofs,
+                submitted: job.submitted,
+                timings: job.timings,
+            });
+        }
+        let timings = Timings { total: job.submitted.elapsed(), ..job.timings };
+        self.end(state, key.seq, Outcome::Completed { proof: proofs, timings });
+        None
     }
+}
+
+/// A job whose partitions are all proved, and whose proof is their aggregate.
+struct ToAggregate {
+    seq: u64,
+    id: Arc<str>,
+    circuit: CircuitSpec,
+    aggregation: Arc<[u8]>,
+    proofs: Vec<u8>,
+    submitted: Instant,
+    timings: Timings,
 }
 
 #[cfg(test)]

@@ -124,6 +124,19 @@ async fn every_partition_is_proved_in_order_and_verifies() {
     assert!(metrics.contains("bellhop_params_loads_total"), "{metrics}");
 }
 
+/// A job whose proof is made of its partitions' proofs (an NI-PoRep's aggregate) ends once
+/// that is made, outside the state lock; a catalog circuit's is their concatenation.
+#[tokio::test]
+async fn a_job_with_an_aggregation_ends_with_the_proof_made_of_its_partitions() {
+    let engine = engine(2, 0.0);
+    let submitted =
+        engine.submit(JobRequest { aggregation: Some(b"public data".to_vec()), ..request(SMALL, 3) }).unwrap();
+    let Outcome::Completed { proof, .. } = outcome(&engine, &submitted.job_id).await else { panic!() };
+    assert_eq!(proof.len(), 3 * 192);
+    assert_verifies(SMALL, &proof);
+    assert_eq!(engine.status().completed, 1);
+}
+
 #[tokio::test]
 async fn a_repeated_request_is_the_same_job_and_another_payload_under_its_id_is_another_job() {
     let engine = engine(2, 0.0);

@@ -117,17 +117,21 @@ impl Default for SynthesisConfig {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ParamsConfig {
-    /// The directory of parameter files (default: `FIL_PROOFS_PARAMETER_CACHE` if set,
-    /// else `params`).
+    /// The directory of parameter files (default: filecoin-proofs' own,
+    /// `FIL_PROOFS_PARAMETER_CACHE` if set, else [`FILECOIN_PROOFS_PARAMETER_DIR`]).
     pub dir: PathBuf,
 }
 
+/// filecoin-proofs' parameter directory when `FIL_PROOFS_PARAMETER_CACHE` is unset, where
+/// Curio's and Lotus' fetchers put the published parameter files.
+pub const FILECOIN_PROOFS_PARAMETER_DIR: &str = "/var/tmp/filecoin-proof-parameters";
+
 impl Default for ParamsConfig {
     fn default() -> Self {
-        // filecoin-proofs' own variable, so that its parameter files are found.
-        Self {
-            dir: std::env::var_os("FIL_PROOFS_PARAMETER_CACHE").map_or_else(|| PathBuf::from("params"), PathBuf::from),
-        }
+        // Where filecoin-proofs looks, so that its parameter files are found.
+        let dir = std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")
+            .map_or_else(|| PathBuf::from(FILECOIN_PROOFS_PARAMETER_DIR), PathBuf::from);
+        Self { dir }
     }
 }
 

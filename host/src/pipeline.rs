@@ -59,7 +59,7 @@ impl Workload {
             None if spec.reads_input() => bail!("{spec} reads its witness from a file: give it with --input FILE"),
             None => Vec::new(),
         };
-        let prepared = spec.prepare(&input)?;
+        let prepared = spec.prepare(&input)?.partitions;
         let partitions = match &prepared {
             Some(each) => each.len(),
             None => spec.partitions(&input)?,

@@ -94,7 +94,8 @@ pub fn decode_submit(request: pb::SubmitProofRequest) -> Result<JobRequest, Stat
         input: decoded.input,
         partitions: decoded.partitions,
         priority,
-        prepared,
+        prepared: prepared.partitions,
+        aggregation: prepared.aggregation,
     })
 }
 

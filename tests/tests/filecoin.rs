@@ -35,6 +35,9 @@ struct Fixture {
     /// The C1 output of a fourth sector, sealed with StackedDrg2KiBV1_1_Feat_SyntheticPoRep.
     synthetic_porep_c1: Vec<u8>,
     synthetic_porep_sector: make::SealedSector,
+    /// The C1 output of a fifth, sealed with StackedDrg2KiBV1_2_Feat_NonInteractivePoRep.
+    ni_porep_c1: Vec<u8>,
+    ni_porep_sector: make::SealedSector,
 }
 
 fn spec(kind: Kind) -> FilecoinSpec {
@@ -57,7 +60,12 @@ fn fixture() -> &'static Fixture {
         let synthetic_porep = dir.join("sector-synthetic-porep");
         let synthetic_porep_sector =
             make::seal(&synthetic_porep, SectorSize::Kib2, 4, 1, Some(ApiFeature::SyntheticPoRep)).unwrap();
+        let ni_porep = dir.join("sector-ni-porep");
+        let ni_porep_sector =
+            make::seal(&ni_porep, SectorSize::Kib2, 5, 1, Some(ApiFeature::NonInteractivePoRep)).unwrap();
         Fixture {
+            ni_porep_sector,
+            ni_porep_c1: fs::read(ni_porep.join(make::C1_FILE)).unwrap(),
             synthetic_porep_sector,
             synthetic_porep_c1: fs::read(synthetic_porep.join(make::C1_FILE)).unwrap(),
             winning: make::post(spec(Kind::WinningPost), &sectors, 7).unwrap(),
@@ -243,7 +251,7 @@ fn prepared_porep_and_snap_partitions_are_the_whole_inputs_and_nothing_else() {
     let bench = FilecoinSpec { kind: Kind::SyntheticPorep, sector_size: SectorSize::Kib2 };
     for (spec, input) in [(spec(Kind::Porep), &fixture.c1), (bench, &synthetic), (spec(Kind::Snap), &fixture.snap)] {
         let circuit = CircuitSpec::Filecoin(spec);
-        let prepared = circuit.prepare(input).unwrap().expect("prepared per partition");
+        let prepared = circuit.prepare(input).unwrap().partitions.expect("prepared per partition");
         assert_eq!(prepared.len(), spec.partitions(input).unwrap());
         for (k, own) in prepared.iter().enumerate() {
             let job =
@@ -266,7 +274,7 @@ fn prepared_porep_and_snap_partitions_are_the_whole_inputs_and_nothing_else() {
     let e = spec(Kind::Snap).prepare(&changed).expect_err("refused").to_string();
     assert!(e.contains("do not verify against comm_r_old, comm_r_new and comm_d_new"), "{e}");
     // PoSt requests are one partition each, read whole.
-    assert!(spec(Kind::WindowPost).prepare(&fixture.window).unwrap().is_none());
+    assert!(spec(Kind::WindowPost).prepare(&fixture.window).unwrap().partitions.is_none());
 }
 
 /// Curio's SyntheticPoRep (`UseSyntheticPoRep`): a sector sealed with
@@ -285,7 +293,7 @@ fn synthetic_porep_sectors_are_proved_as_porep() {
         serde_json::from_slice::<serde_json::Value>(c1).unwrap()["registered_proof"],
         "StackedDrg2KiBV1_1_Feat_SyntheticPoRep"
     );
-    let prepared = circuit.prepare(c1).unwrap().expect("a PoRep is prepared per partition");
+    let prepared = circuit.prepare(c1).unwrap().partitions.expect("a PoRep is prepared per partition");
     assert_eq!(prepared.len(), 1);
     for (k, own) in prepared.iter().enumerate() {
         let job = Job { circuit: porep.to_string().into(), seed: k as u64, input: own.clone().into() };
@@ -306,6 +314,48 @@ fn synthetic_porep_sectors_are_proved_as_porep() {
     assert_eq!(request.registered_proof, 10);
     let decoded = request.decode().unwrap();
     assert_eq!((decoded.spec, decoded.partitions), (porep, 1));
+}
+
+/// Curio's NI-PoRep (StackedDrg2KiBV1_2_Feat_NonInteractivePoRep) proves as `porep:2KiB`:
+/// 13 partitions of interactive PoRep's circuit (its parameters), each satisfied, with the
+/// public inputs filecoin-proofs' verifier computes; the job's proof is their SnarkPack
+/// aggregate, which needs the SRS and the circuit's verifying key (aggregated and checked
+/// by `verify_seal` in scripts/filecoin-e2e.sh: PoRep's parameters take too long to make
+/// here), and says so where they are missing.
+#[test]
+fn ni_porep_sectors_are_proved_as_porep_partitions_and_aggregated() {
+    let fixture = fixture();
+    let c1 = &fixture.ni_porep_c1;
+    let porep = spec(Kind::Porep);
+    let circuit = CircuitSpec::Filecoin(porep);
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(c1).unwrap()["registered_proof"],
+        "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep"
+    );
+    let prepared = circuit.prepare(c1).unwrap();
+    let partitions = prepared.partitions.expect("a PoRep is prepared per partition");
+    assert_eq!(partitions.len(), 13);
+    for (k, own) in partitions.iter().enumerate() {
+        let job = Job { circuit: porep.to_string().into(), seed: k as u64, input: own.clone().into() };
+        let assignment = bellhop_synthesis_kit::synthesize_directly(circuit, &job).unwrap();
+        let [a, b, c]: [&[Scalar]; 3] = [&assignment.a, &assignment.b, &assignment.c].map(|v| cast_slice(v));
+        assert_eq!((0..a.len()).find(|&i| a[i] * b[i] != c[i]), None, "partition {k}: a constraint is unsatisfied");
+        let inputs: &[Scalar] = cast_slice(&assignment.inputs);
+        assert_eq!(inputs[1..], circuit.public_inputs(k as u64, c1).unwrap(), "partition {k}'s public inputs");
+    }
+    let aggregation = prepared.aggregation.expect("an NI-PoRep's proof is an aggregate");
+    // Without the circuit's .vk (and the SRS) in the parameter directory: a clear error.
+    let e = circuit.job_proof(Some(&aggregation), vec![0; 13 * 192]).unwrap_err().to_string();
+    assert!(e.contains("aggregating") && e.contains("v28-fil-inner-product-v1.srs"), "{e}");
+    let e = circuit.job_proof(Some(&aggregation), vec![0; 192]).unwrap_err().to_string();
+    assert!(e.contains("13 proofs of 192 bytes expected"), "{e}");
+    // Curio's request for it (RegisteredProof 15, its C1 output wrapped) is taken.
+    let [request] = &curio::requests(porep, c1, Some(&fixture.ni_porep_sector)).unwrap()[..] else {
+        panic!("one request")
+    };
+    assert_eq!(request.registered_proof, 15);
+    let decoded = request.decode().unwrap();
+    assert_eq!((decoded.spec, decoded.partitions), (porep, 13));
 }
 
 /// The error of partition 0 of `input` for `spec`, as text.
@@ -506,6 +556,7 @@ fn proofshare_porep_payloads_prepare_as_curios_own() {
     let shared = curio::Request { vanilla_proof: serde_json::to_vec(&wrapper).unwrap(), ..own.clone() };
     let (own, shared) = (own.decode().unwrap(), shared.decode().unwrap());
     assert_eq!((shared.spec, shared.partitions), (own.spec, own.partitions));
-    let prepare = |decoded: &curio::Decoded| CircuitSpec::Filecoin(decoded.spec).prepare(&decoded.input).unwrap();
+    let prepare =
+        |decoded: &curio::Decoded| CircuitSpec::Filecoin(decoded.spec).prepare(&decoded.input).unwrap().partitions;
     assert!(prepare(&shared) == prepare(&own), "ProofShare's payload prepares into other partition inputs");
 }

@@ -43,7 +43,10 @@ use storage_proofs_porep::stacked::{self, StackedCompound, StackedDrg};
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector};
 use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
 
-use crate::{porep::PorepCircuit, synthetic, FilecoinCircuit, FilecoinError, FilecoinSpec, Instance, Kind, SectorSize};
+use crate::{
+    aggregate::Aggregation, porep::PorepCircuit, synthetic, FilecoinCircuit, FilecoinError, FilecoinSpec, Instance,
+    Kind, SectorSize,
+};
 
 /// The API version `bellhop fil` seals and proves window PoSt and SnapDeals with.
 pub const API_VERSION: ApiVersion = ApiVersion::V1_2_0;
@@ -167,19 +170,14 @@ impl SealProof {
     }
 
     /// The registered seal proof named `name` (filecoin-proofs-api's `RegisteredSealProof`),
-    /// if Bellhop proves it: StackedDrg<size>V1 (API 1.0.0), V1_1 (1.1.0) and
-    /// V1_1_Feat_SyntheticPoRep (1.1.0) for every size.
+    /// if Bellhop proves it: StackedDrg<size>V1 (API 1.0.0), V1_1 (1.1.0),
+    /// V1_1_Feat_SyntheticPoRep (1.1.0) and V1_2_Feat_NonInteractivePoRep (1.2.0) for
+    /// every size.
     pub fn named(name: &str) -> Result<(SectorSize, Self), String> {
         for size in SectorSize::ALL {
             for (suffix, first, api_version, feature) in REGISTERED_SEAL_PROOFS {
                 if name != format!("StackedDrg{size}{suffix}") {
                     continue;
-                }
-                if feature == Some(ApiFeature::NonInteractivePoRep) {
-                    return Err(format!(
-                        "registered proof `{name}` is a NonInteractivePoRep, whose proof is a SnarkPack aggregate of \
-                         its partitions' proofs, which Bellhop does not make yet: prove it with filecoin-proofs"
-                    ));
                 }
                 let mut porep_id = [0; 32];
                 porep_id[..8].copy_from_slice(&(first + size.index()).to_le_bytes());
@@ -187,9 +185,15 @@ impl SealProof {
             }
         }
         Err(format!(
-            "registered proof `{name}` is not one Bellhop proves: StackedDrg<size>V1, V1_1 and \
-             V1_1_Feat_SyntheticPoRep for 2KiB, 8MiB, 512MiB, 32GiB and 64GiB"
+            "registered proof `{name}` is not one Bellhop proves: StackedDrg<size>V1, V1_1, \
+             V1_1_Feat_SyntheticPoRep and V1_2_Feat_NonInteractivePoRep for 2KiB, 8MiB, 512MiB, 32GiB and 64GiB"
         ))
+    }
+
+    /// Whether its proof is the SnarkPack aggregate of its partitions' proofs
+    /// (NonInteractivePoRep) rather than their concatenation.
+    pub fn aggregated(&self) -> bool {
+        self.feature == Some(ApiFeature::NonInteractivePoRep)
     }
 
     /// Its registered proof's name for sector size `size`.
@@ -230,7 +234,19 @@ pub struct Porep<Tree: 'static + MerkleTreeTrait> {
     pub prepared: Option<Prepared>,
 }
 
-/// One partition of a job whose input was prepared ([`prepare`]).
+/// What the jobs of one input read ([`Input::prepare`]).
+#[derive(Debug, Default)]
+pub struct JobInputs {
+    /// One input per partition (a PoRep's and a SnapDeals' partitions, each with its own
+    /// vanilla proofs); `None`: each partition reads the whole input (PoSt).
+    pub partitions: Option<Vec<Vec<u8>>>,
+    /// A NonInteractivePoRep's public data, with which
+    /// [`FilecoinSpec::job_proof`](crate::FilecoinSpec::job_proof) aggregates its
+    /// partitions' proofs; `None` where the job's proof is their concatenation.
+    pub aggregation: Option<Vec<u8>>,
+}
+
+/// One partition of a job whose input was prepared ([`Input::prepare`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Prepared {
     /// The partition.
@@ -394,11 +410,11 @@ impl Input {
         with_typed!(self, typed => typed.partitions(spec))
     }
 
-    /// One input per partition, for its jobs: a PoRep's and a SnapDeals' partitions each
-    /// get a prepared input with their own vanilla proofs, all of which are checked here,
-    /// once for the job (a synthetic PoRep's were shape-checked when parsed); `None` for
-    /// PoSt.
-    pub fn prepare(&self, spec: FilecoinSpec) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
+    /// What its jobs read: a PoRep's and a SnapDeals' partitions each get a prepared input
+    /// with their own vanilla proofs, all of which are checked here, once for the job (a
+    /// synthetic PoRep's were shape-checked when parsed), and a NonInteractivePoRep its
+    /// public data to aggregate with; nothing for PoSt.
+    pub fn prepare(&self, spec: FilecoinSpec) -> Result<JobInputs, FilecoinError> {
         with_typed!(self, typed => typed.prepare(spec))
     }
 
@@ -634,11 +650,13 @@ where
         Ok(Typed::Porep(Box::new(Porep { c1, seal, synthetic, prepared: Some(prepared) })))
     }
 
-    fn prepare(&self, spec: FilecoinSpec) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
+    fn prepare(&self, spec: FilecoinSpec) -> Result<JobInputs, FilecoinError> {
         let porep = match self {
             Typed::Porep(porep) => porep,
-            Typed::Snap(snap, None) => return snap_partitions(spec, snap).map(Some),
-            Typed::Snap(_, Some(_)) | Typed::Post(_) => return Ok(None),
+            Typed::Snap(snap, None) => {
+                return Ok(JobInputs { partitions: Some(snap_partitions(spec, snap)?), aggregation: None })
+            }
+            Typed::Snap(_, Some(_)) | Typed::Post(_) => return Ok(JobInputs::default()),
         };
         let partitions = self.partitions(spec)?;
         let (public, pp) = porep_public(spec, porep)?;
@@ -656,7 +674,18 @@ where
                 bytes
             })
             .collect();
-        Ok(Some(inputs))
+        let aggregation = porep.seal.aggregated().then(|| {
+            let c1 = &porep.c1;
+            let aggregation = Aggregation {
+                registered_proof: name,
+                comm_r: c1.comm_r,
+                comm_d: c1.comm_d,
+                replica_id: c1.replica_id,
+                seed: c1.seed,
+            };
+            serde_json::to_vec(&aggregation).expect("public data serializes")
+        });
+        Ok(JobInputs { partitions: Some(inputs), aggregation })
     }
 
     fn partitions(&self, spec: FilecoinSpec) -> Result<usize, FilecoinError> {
@@ -1081,11 +1110,12 @@ mod tests {
         let (size, v1) = SealProof::named("StackedDrg64GiBV1").unwrap();
         assert_eq!((size, number(v1), v1.api_version), (SectorSize::Gib64, 4, ApiVersion::V1_0_0));
         assert_eq!(number(SealProof::named("StackedDrg2KiBV1_1").unwrap().1), 5);
-        let e = SealProof::named("StackedDrg2KiBV1_2_Feat_NonInteractivePoRep").unwrap_err();
-        assert!(e.contains("SnarkPack aggregate"), "{e}");
+        let (size, ni) = SealProof::named("StackedDrg32GiBV1_2_Feat_NonInteractivePoRep").unwrap();
+        assert_eq!((size, number(ni), ni.api_version), (SectorSize::Gib32, 18, ApiVersion::V1_2_0));
+        assert!(ni.aggregated() && !synthetic.aggregated());
         assert!(SealProof::named("StackedDrg4KiBV1_1").unwrap_err().contains("not one Bellhop proves"));
         for size in SectorSize::ALL {
-            for (suffix, ..) in &REGISTERED_SEAL_PROOFS[..3] {
+            for (suffix, ..) in REGISTERED_SEAL_PROOFS {
                 let name = format!("StackedDrg{size}{suffix}");
                 let (read, seal) = SealProof::named(&name).unwrap();
                 assert_eq!((read, seal.name(size).unwrap()), (size, name));
@@ -1094,6 +1124,9 @@ mod tests {
             assert_eq!(synthetic.name(size).unwrap(), format!("StackedDrg{size}V1_1_Feat_SyntheticPoRep"));
             let identifier = |seal: SealProof| crate::with_tree!(size, Tree => seal.config(size).unwrap().get_cache_identifier::<Tree>().unwrap());
             assert_eq!(identifier(synthetic), identifier(SealProof::bellhop(size)), "{size}");
+            // NonInteractivePoRep's partitions are interactive PoRep's circuit, more of them.
+            let ni = SealProof::registered(size, Some(ApiFeature::NonInteractivePoRep));
+            assert_eq!(identifier(ni), identifier(SealProof::bellhop(size)), "{size}");
         }
     }
 }

@@ -14,6 +14,7 @@
 //! proofs with filecoin-proofs' verifiers, [`reference`] runs filecoin-proofs' own provers, and [`FilecoinSpec::param_identifier`] names
 //! the parameter files as filecoin-proofs does (`v28-<identifier>.params` / `.vk`).
 
+pub mod aggregate;
 #[cfg(test)]
 mod allocations;
 pub mod curio;
@@ -35,7 +36,7 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_post::fallback::{FallbackPoStCircuit, FallbackPoStCompound};
 use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
 
-pub use input::Input;
+pub use input::{Input, JobInputs};
 use porep::{PorepCircuit, PorepHead};
 pub use storage_proofs_core::api_version::ApiFeature;
 
@@ -241,6 +242,14 @@ pub enum FilecoinError {
         index: usize,
         /// Partitions in the input.
         count: usize,
+    },
+    /// A NonInteractivePoRep's partition proofs could not be made its proof.
+    #[error("{spec}: aggregating the partitions' proofs: {why}")]
+    Aggregate {
+        /// The circuit.
+        spec: FilecoinSpec,
+        /// What went wrong, and what to do.
+        why: String,
     },
     /// filecoin-proofs refused.
     #[error("{spec}: {error:#}")]
@@ -463,15 +472,27 @@ impl FilecoinSpec {
         self.partition_of(input, partition)?.public_inputs(self, partition)
     }
 
-    /// One input per partition of `input`, for the jobs that prove it: a PoRep's and a
-    /// SnapDeals' each hold their partition's vanilla proofs alone, all of which are checked
-    /// here once for the job, so that no partition parses or checks the others; `None` for
-    /// PoSt, whose request is one partition.
-    pub fn prepare(self, input: &[u8]) -> Result<Option<Vec<Vec<u8>>>, FilecoinError> {
+    /// What the jobs that prove `input` read: one input per partition for a PoRep and a
+    /// SnapDeals, each holding its partition's vanilla proofs alone, all of which are
+    /// checked here once for the job, so that no partition parses or checks the others
+    /// (none for PoSt, whose request is one partition); and a NonInteractivePoRep's
+    /// public data, which [`job_proof`](Self::job_proof) aggregates with.
+    pub fn prepare(self, input: &[u8]) -> Result<JobInputs, FilecoinError> {
         if !matches!(self.kind, Kind::Porep | Kind::SyntheticPorep | Kind::Snap) {
-            return Ok(None);
+            return Ok(JobInputs::default());
         }
         Input::parse(self, input)?.prepare(self)
+    }
+
+    /// A job's proof from its partitions' proofs (`proofs`, in partition order): those
+    /// proofs themselves, or with `aggregation` (a NonInteractivePoRep's, from
+    /// [`prepare`](Self::prepare)) their SnarkPack aggregate, checked by filecoin-proofs'
+    /// verifier.
+    pub fn job_proof(self, aggregation: Option<&[u8]>, proofs: Vec<u8>) -> Result<Vec<u8>, FilecoinError> {
+        match aggregation {
+            Some(aggregation) => aggregate::aggregate(self, aggregation, &proofs),
+            None => Ok(proofs),
+        }
     }
 
     fn partition_of(self, input: &[u8], partition: usize) -> Result<Input, FilecoinError> {

@@ -98,10 +98,11 @@ fn writing(path: &Path) -> impl Fn(std::io::Error) -> anyhow::Error + '_ {
 /// Seals sector number `seed` of `size` in `dir` (which must be empty or absent) with
 /// data, ticket and interactive seed drawn from `seed`, for miner `miner` (its prover id
 /// made as Curio makes it; a PoSt proves sectors of one miner); writes `sector.json` and
-/// the C1 output `c1.json` there and returns the sector. With `feature`
-/// (SyntheticPoRep), the sector is sealed with that registered proof
-/// (StackedDrg<size>V1_1_Feat_SyntheticPoRep: its synthetic proofs made after PreCommit)
-/// and `c1.json` is filecoin-proofs-api's, naming it.
+/// the C1 output `c1.json` there and returns the sector. With `feature`, the sector is
+/// sealed with that registered proof (StackedDrg<size>V1_1_Feat_SyntheticPoRep: its
+/// synthetic proofs made after PreCommit; StackedDrg<size>V1_2_Feat_NonInteractivePoRep:
+/// its challenges drawn without the interactive seed, more partitions) and `c1.json` is
+/// filecoin-proofs-api's, naming it.
 pub fn seal(dir: &Path, size: SectorSize, seed: u64, miner: u64, feature: Option<ApiFeature>) -> Result<SealedSector> {
     if matches!(size, SectorSize::Gib32 | SectorSize::Gib64) {
         bail!(
@@ -124,16 +125,13 @@ pub fn seal(dir: &Path, size: SectorSize, seed: u64, miner: u64, feature: Option
     let sector_id = SectorId::from(seed);
     let proof = match feature {
         None => SealProof::bellhop(size),
-        Some(ApiFeature::SyntheticPoRep) => SealProof::registered(size, feature),
-        Some(ApiFeature::NonInteractivePoRep) => {
-            bail!("Bellhop does not prove NonInteractivePoRep yet, so it does not seal for it")
-        }
+        Some(_) => SealProof::registered(size, feature),
     };
     let config = proof.config(size)?;
     crate::with_tree!(size, Tree => {
         let phase1 = seal_pre_commit_phase1::<_, _, _, Tree>(&config, &cache, &staged, &sealed, prover_id, sector_id, ticket, std::slice::from_ref(&piece))?;
         let pre_commit = seal_pre_commit_phase2(&config, phase1, &cache, &sealed)?;
-        if feature.is_some() {
+        if feature == Some(ApiFeature::SyntheticPoRep) {
             generate_synth_proofs::<_, Tree>(&config, &cache, &sealed, prover_id, sector_id, ticket, pre_commit.clone(), std::slice::from_ref(&piece))?;
         }
         let sector = SealedSector {
