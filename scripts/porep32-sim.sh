@@ -12,7 +12,10 @@
 # NAME names the run (baseline; its files in WORK are NAME-SIZE.*); BACKEND (cuda),
 # STRATEGY (baseline), BATCH (partitions synthesized together, 3) or BUDGET (host memory,
 # e.g. 120GiB, from which the bench sizes the batch), LOOKAHEAD (0), RUNS (1) and WARMUP (0)
-# configure it; OPTIONS adds lines to [synthesis.options] (pce keeps its recordings in WORK).
+# configure it; OPTIONS adds lines to [synthesis.options] (pce keeps its recordings in WORK),
+# BACKEND_OPTIONS to [backend.options] (e.g. register_host_memory = true). The environment
+# passes on to the bench (e.g. GLIBC_TUNABLES=glibc.malloc.hugetlb=1: malloc's large blocks
+# on transparent huge pages); the log records the kernel's huge-page settings.
 # COMPARE=pce runs `bellhop ab --synthesis-only` instead: STRATEGY against COMPARE on
 # partitions of the same input, RUNS (12) rounds after WARMUP (1), no parameters needed.
 set -euo pipefail
@@ -32,6 +35,7 @@ write_config() {
     echo '[synthesis.options]' >>"$1"
     if [[ "$2" == pce ]]; then echo "cache_dir = \"$work/pce\"" >>"$1"; fi
     if [[ -n "${OPTIONS:-}" ]]; then echo "$OPTIONS" >>"$1"; fi
+    if [[ -n "${BACKEND_OPTIONS:-}" ]]; then printf '[backend.options]\n%s\n' "$BACKEND_OPTIONS" >>"$1"; fi
 }
 config="$work/$name.toml"
 write_config "$config" "${STRATEGY:-baseline}"
@@ -67,7 +71,8 @@ else
 fi
 if [[ ! -f "$work/$name.started" ]]; then
     touch "$work/$name.started"
-    log "$what, $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
+    log "$what, $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; GLIBC_TUNABLES=${GLIBC_TUNABLES:-}; THP \
+$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null), defrag $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>/dev/null)"
     setsid bash -c "'$bh' --config '$config' $command >'$stdout' 2>'$work/$name.log' &
         echo \$! >'$work/$name.pid'; wait \$!; echo \$? >'$work/$name.rc'" </dev/null >/dev/null 2>&1 &
     # Every 5 s: seconds, host memory in use, the bench's RSS (bytes), GPU memory in use (MiB).

@@ -2,10 +2,12 @@
 // the FFT part of Groth16 on the GPU. Every entry point is `extern "C"`, returns
 // sppark's RustError (code + strdup'ed message) and never throws.
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include <ff/bls12-381-fp2.hpp>
 #include <ec/jacobian_t.hpp>
@@ -94,6 +96,41 @@ public:
     }
 };
 
+// Host memory page-locked in place (cudaHostRegister) for one call, so that its uploads
+// run asynchronously at the bus's speed instead of through the driver's pageable staging.
+// A range that cannot be registered stays pageable: slower, still correct. Released after
+// the device is idle, since a copy from it may still be running when a call fails.
+class host_registration {
+    std::vector<void*> ranges;
+public:
+    void add(const void* ptr, size_t bytes)
+    {
+        if (bytes == 0)
+            return;
+        void* p = const_cast<void*>(ptr);
+        if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) == cudaSuccess)
+            ranges.push_back(p);
+        else
+            (void)cudaGetLastError();
+    }
+    void release()
+    {
+        if (ranges.empty())
+            return;
+        (void)cudaDeviceSynchronize();
+        for (void* p: ranges)
+            (void)cudaHostUnregister(p);
+        ranges.clear();
+    }
+    ~host_registration() { release(); }
+};
+
+// Milliseconds since `start` on the host clock.
+static float host_ms_since(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
 typedef msm_t<bucket_t, point_t, affine_t, scalar_t> msm_g1_t;
 typedef msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t> msm_g2_t;
 
@@ -110,10 +147,13 @@ public:
 
 // One opened GPU. Calls are serialized: sppark's msm_t and streams are not re-entrant.
 struct bellhop_cuda {
-    bellhop_cuda(int device, bool pinned) : device(device), pinned(pinned), transfers(device) {}
+    bellhop_cuda(int device, bool pinned, bool register_host)
+        : device(device), pinned(pinned), register_host(register_host), transfers(device) {}
 
     int device;
     bool pinned;
+    // proof_msms page-locks a, b, c and aux in place for its call (host_registration).
+    bool register_host;
     std::mutex lock;
     // Page-locked staging: one per stream of compute_h, so that its three uploads can
     // overlap, and one for proof_msms' variables.
@@ -208,7 +248,7 @@ struct bellhop_cuda {
     }
 };
 
-extern "C" RustError::by_value bellhop_cuda_open(int device, bool pinned, bellhop_cuda** out)
+extern "C" RustError::by_value bellhop_cuda_open(int device, bool pinned, bool register_host, bellhop_cuda** out)
 {
     try {
         if (ngpus() == 0)
@@ -216,7 +256,7 @@ extern "C" RustError::by_value bellhop_cuda_open(int device, bool pinned, bellho
         if (device < 0 || (size_t)device >= ngpus())
             return RustError{cudaErrorInvalidDevice, "no such GPU"};
         select_gpu(device);
-        *out = new bellhop_cuda(device, pinned);
+        *out = new bellhop_cuda(device, pinned, register_host);
         return RustError{cudaSuccess};
     }
     CATCH_CUDA
@@ -430,8 +470,13 @@ struct bellhop_proof_input {
     const affine_fp2_t* b_g2_bases;
 };
 
-// GPU milliseconds of each part of proof_msms, in this order.
-enum { T_UPLOAD_NTT, T_POINTWISE, T_INTT, T_VARIABLES, T_MSM_H, T_MSM_L, T_MSM_A, T_MSM_B_G1, T_MSM_B_G2, T_COUNT };
+// Milliseconds of each part of proof_msms, in this order: GPU time between events, but
+// for T_REGISTER and T_RELEASE (page-locking a, b, c and aux, and undoing it) and T_CALL
+// (the call up to freeing its device buffers), which are host time.
+enum {
+    T_UPLOAD_NTT, T_POINTWISE, T_INTT, T_VARIABLES, T_MSM_H, T_MSM_L, T_MSM_A, T_MSM_B_G1, T_MSM_B_G2,
+    T_REGISTER, T_RELEASE, T_CALL, T_COUNT
+};
 
 struct bellhop_proof_output {
     point_t h, l, a, b_g1;
@@ -449,10 +494,22 @@ extern "C" RustError::by_value bellhop_cuda_proof_msms(bellhop_cuda* ctx, const 
 {
     std::lock_guard<std::mutex> guard(ctx->lock);
     try {
+        auto call_start = std::chrono::steady_clock::now();
         const gpu_t& gpu = ctx->gpu();
         stream_t& vs = ctx->transfers;
         size_t n = (size_t)1 << in->lg_n;
         size_t nvars = in->ninputs + in->naux, nwords = (nvars + 63) / 64;
+        // Before the device buffers, so that it is released after they are freed.
+        host_registration registered;
+        if (ctx->register_host) {
+            auto start = std::chrono::steady_clock::now();
+            for (const fr_t* v: {in->a, in->b, in->c})
+                registered.add(v, in->constraints * sizeof(fr_t));
+            registered.add(in->aux, in->naux * sizeof(fr_t));
+            out->ms[T_REGISTER] = host_ms_since(start);
+        } else {
+            out->ms[T_REGISTER] = 0;
+        }
         // Marks 0-3: h_on_device; 4-5: the variables; then a pair per MSM.
         event_marks marks(6 + 2 * 5);
 
@@ -515,6 +572,10 @@ extern "C" RustError::by_value bellhop_cuda_proof_msms(bellhop_cuda* ctx, const 
         out->ms[T_VARIABLES] = marks.ms(4, 5);
         for (int i = 0; i < 5; i++)
             out->ms[T_MSM_H + i] = marks.ms(6 + 2 * i, 7 + 2 * i);
+        auto release_start = std::chrono::steady_clock::now();
+        registered.release();
+        out->ms[T_RELEASE] = host_ms_since(release_start);
+        out->ms[T_CALL] = host_ms_since(call_start);
         return RustError{cudaSuccess};
     }
     CATCH_CUDA

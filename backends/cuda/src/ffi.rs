@@ -50,10 +50,23 @@ pub(crate) struct ProofInput {
 }
 
 /// The parts of `bellhop_cuda_proof_msms` that `ProofOutput::ms` times, in its order.
-pub(crate) const PROOF_PARTS: [&str; 9] =
-    ["h.upload_ntt", "h.pointwise", "h.intt", "variables", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"];
+pub(crate) const PROOF_PARTS: [&str; 12] = [
+    "h.upload_ntt",
+    "h.pointwise",
+    "h.intt",
+    "variables",
+    "msm_h",
+    "msm_l",
+    "msm_a",
+    "msm_b_g1",
+    "msm_b_g2",
+    "register",
+    "release",
+    "call",
+];
 
-/// `struct bellhop_proof_output`: the five MSM results and the GPU milliseconds of each part.
+/// `struct bellhop_proof_output`: the five MSM results and the milliseconds of each part
+/// (GPU time, but for `register`, `release` and `call`, which are host time).
 #[repr(C)]
 #[derive(Default)]
 pub(crate) struct ProofOutput {
@@ -66,7 +79,7 @@ pub(crate) struct ProofOutput {
 }
 
 extern "C" {
-    pub(crate) fn bellhop_cuda_open(device: i32, pinned: bool, out: *mut *mut Context) -> Error;
+    pub(crate) fn bellhop_cuda_open(device: i32, pinned: bool, register_host: bool, out: *mut *mut Context) -> Error;
     pub(crate) fn bellhop_cuda_close(ctx: *mut Context);
     pub(crate) fn bellhop_cuda_msm_g1(
         ctx: *mut Context,

@@ -13,7 +13,10 @@
 //!
 //! Two variants come from this crate as separate plugins: `cuda` (transfers straight from
 //! pageable memory) and `cuda-pinned` (through page-locked staging buffers), so that
-//! `bellhop ab` can compare them in one process.
+//! `bellhop ab` can compare them in one process. Option (`[backend.options]`):
+//! `register_host_memory = true` page-locks a proof's a, b, c and aux in place for its
+//! `proof_msms` call (cudaHostRegister), so that they upload asynchronously at the bus's
+//! speed; its cost is timed as `register` and `release`.
 
 mod ffi;
 
@@ -22,7 +25,6 @@ use std::{marker::PhantomData, ptr::NonNull, time::Duration};
 pub use bellhop_cuda_devices::{check_device, cuda_result, gpu_memory, gpus};
 use bellhop_plugin_sdk::{
     backend::{Backend, BackendPlugin, NttDirection, ProofMsms, ProvingBases},
-    options::NoOptions,
     selection::Selection,
     strategy::Assignment,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
@@ -58,6 +60,14 @@ pub type Cuda = CudaBackend<Pageable>;
 /// The `cuda-pinned` plugin.
 pub type CudaPinned = CudaBackend<Pinned>;
 
+/// `[backend.options]` of the CUDA backends.
+#[derive(serde::Deserialize, Debug, Default, Clone, Copy)]
+#[serde(default, deny_unknown_fields)]
+pub struct Options {
+    /// Page-lock each proof's a, b, c and aux in place for its `proof_msms` call.
+    pub register_host_memory: bool,
+}
+
 /// An opened GPU.
 pub struct CudaBackend<V: Variant> {
     ctx: NonNull<ffi::Context>,
@@ -79,12 +89,13 @@ impl<V: Variant> Drop for CudaBackend<V> {
 }
 
 impl<V: Variant> CudaBackend<V> {
-    /// Opens GPU `device`.
-    pub fn new(device: u32) -> Result<Self, PluginError> {
+    /// Opens GPU `device` with `options`.
+    pub fn new(device: u32, options: Options) -> Result<Self, PluginError> {
         check_device(V::NAME, device)?;
         let mut ctx = std::ptr::null_mut();
+        let register = options.register_host_memory;
         // SAFETY: `ctx` is a valid out-pointer; the device index was checked above.
-        cuda_result("open", unsafe { ffi::bellhop_cuda_open(device as i32, V::PINNED, &mut ctx) })?;
+        cuda_result("open", unsafe { ffi::bellhop_cuda_open(device as i32, V::PINNED, register, &mut ctx) })?;
         let ctx = NonNull::new(ctx)
             .ok_or_else(|| PluginError::new(ErrorKind::INTERNAL, "open returned no context and no error"))?;
         Ok(Self { ctx, device, variant: PhantomData })
@@ -208,7 +219,7 @@ impl<V: Variant> Backend for CudaBackend<V> {
 }
 
 impl<V: Variant> BackendPlugin for CudaBackend<V> {
-    type Options = NoOptions;
+    type Options = Options;
 
     fn describe() -> Description {
         let transfers = if V::PINNED { "pinned staging" } else { "pageable transfers" };
@@ -227,7 +238,7 @@ impl<V: Variant> BackendPlugin for CudaBackend<V> {
         }
     }
 
-    fn open(request: &OpenRequest, _: NoOptions) -> Result<Self, PluginError> {
-        Self::new(request.device)
+    fn open(request: &OpenRequest, options: Options) -> Result<Self, PluginError> {
+        Self::new(request.device, options)
     }
 }

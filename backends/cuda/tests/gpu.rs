@@ -1,5 +1,5 @@
-//! Conformance of both CUDA variants on a GPU; on every machine, the clear refusal of a
-//! GPU that is not there.
+//! Conformance of both CUDA variants on a GPU, and of `cuda` with its host memory
+//! registered; on every machine, the clear refusal of a GPU that is not there.
 
 use bellhop_cuda::{gpus, CudaBackend, Pageable, Pinned, Variant};
 use bellhop_plugin_sdk::{
@@ -8,11 +8,20 @@ use bellhop_plugin_sdk::{
 };
 
 fn open<V: Variant>(device: u32) -> Result<BackendBox, PluginError> {
-    open_embedded::<CudaBackend<V>>(&OpenRequest { device, threads: 0, options: "".into() })
+    open_with::<V>(device, "")
+}
+
+fn open_with<V: Variant>(device: u32, options: &str) -> Result<BackendBox, PluginError> {
+    open_embedded::<CudaBackend<V>>(&OpenRequest { device, threads: 0, options: options.into() })
 }
 
 bellhop_conformance::conformance_tests!(cuda, open::<Pageable>(0).unwrap(), skip_unless = !gpus().is_empty());
 bellhop_conformance::conformance_tests!(cuda_pinned, open::<Pinned>(0).unwrap(), skip_unless = !gpus().is_empty());
+bellhop_conformance::conformance_tests!(
+    cuda_registered,
+    open_with::<Pageable>(0, "register_host_memory = true").unwrap(),
+    skip_unless = !gpus().is_empty()
+);
 
 /// Without a GPU, open says so and names the fix; with one, the device past the last is
 /// refused and device 0 reports its memory.
