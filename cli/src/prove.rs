@@ -72,6 +72,9 @@ fn seeded_blinding(seed: u64, count: usize) -> Randomness {
     )
 }
 
+/// Jobs in batches, each synthesized in one strategy call.
+pub(super) type Batches = Vec<Vec<Job>>;
+
 /// Jobs for `count` proofs of `spec` from `seed` (for a Filecoin circuit: partitions
 /// `seed..` of `input`, each reading its own prepared input where `spec` prepares one), in
 /// batches of `batch`; and what the proof of the whole input is made with besides theirs
@@ -82,7 +85,7 @@ pub(super) fn batches(
     count: usize,
     batch: usize,
     input: &[u8],
-) -> Result<(Vec<Vec<Job>>, Option<Vec<u8>>)> {
+) -> Result<(Batches, Option<Vec<u8>>)> {
     let prepared = spec.prepare(input)?;
     let input_of = |k: u64| prepared.partitions.as_ref().map_or(input, |each| &each[k as usize][..]);
     let jobs: Vec<Job> = (0..count as u64)
