@@ -214,8 +214,7 @@ fn synthetic(context: &Context, args: &SyntheticArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Insecure parameters go into filecoin-proofs' directory only when `--dir` or `--out`
-/// names it: `[params] dir` defaults to it, and its published files must not be replaced.
+/// `params srs`: an insecure SnarkPack SRS in `--dir` or `[params] dir`.
 fn srs(context: &Context, args: &SrsArgs) -> Result<ExitCode> {
     let dir = match &args.dir {
         Some(dir) => dir.clone(),
@@ -252,6 +251,8 @@ fn srs(context: &Context, args: &SrsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Insecure parameters go into filecoin-proofs' directory only when `--dir` or `--out`
+/// names it: `[params] dir` defaults to it, and its published files must not be replaced.
 fn refuse_filecoin_proofs_dir(dir: &Path) -> Result<()> {
     let published = bellhop_filecoin::filecoin_proofs_parameter_dir();
     let same = match (dir.canonicalize(), published.canonicalize()) {

@@ -277,6 +277,21 @@ fn prepared_porep_and_snap_partitions_are_the_whole_inputs_and_nothing_else() {
     assert!(spec(Kind::WindowPost).prepare(&fixture.window).unwrap().partitions.is_none());
 }
 
+/// Each of `prepared` (the partition inputs of `c1`) synthesizes a witness that satisfies
+/// its circuit, with the public inputs filecoin-proofs' verifier computes from `c1`.
+fn assert_partitions_satisfied(spec: FilecoinSpec, c1: &[u8], prepared: &[Vec<u8>]) {
+    let circuit = CircuitSpec::Filecoin(spec);
+    for (k, own) in prepared.iter().enumerate() {
+        let job = Job { circuit: spec.to_string().into(), seed: k as u64, input: own.clone().into() };
+        let assignment = bellhop_synthesis_kit::synthesize_directly(circuit, &job).unwrap();
+        let [a, b, c]: [&[Scalar]; 3] = [&assignment.a, &assignment.b, &assignment.c].map(|v| cast_slice(v));
+        let unsatisfied = (0..a.len()).find(|&i| a[i] * b[i] != c[i]);
+        assert_eq!(unsatisfied, None, "partition {k}: a constraint is unsatisfied");
+        let inputs: &[Scalar] = cast_slice(&assignment.inputs);
+        assert_eq!(inputs[1..], circuit.public_inputs(k as u64, c1).unwrap(), "partition {k}'s public inputs");
+    }
+}
+
 /// Curio's SyntheticPoRep (`UseSyntheticPoRep`): a sector sealed with
 /// StackedDrg2KiBV1_1_Feat_SyntheticPoRep proves as `porep:2KiB`. Each partition's witness
 /// satisfies its circuit, whose public inputs are those filecoin-proofs' verifier computes
@@ -295,15 +310,7 @@ fn synthetic_porep_sectors_are_proved_as_porep() {
     );
     let prepared = circuit.prepare(c1).unwrap().partitions.expect("a PoRep is prepared per partition");
     assert_eq!(prepared.len(), 1);
-    for (k, own) in prepared.iter().enumerate() {
-        let job = Job { circuit: porep.to_string().into(), seed: k as u64, input: own.clone().into() };
-        let assignment = bellhop_synthesis_kit::synthesize_directly(circuit, &job).unwrap();
-        let [a, b, c]: [&[Scalar]; 3] = [&assignment.a, &assignment.b, &assignment.c].map(|v| cast_slice(v));
-        let unsatisfied = (0..a.len()).find(|&i| a[i] * b[i] != c[i]);
-        assert_eq!(unsatisfied, None, "partition {k}: a constraint is unsatisfied");
-        let inputs: &[Scalar] = cast_slice(&assignment.inputs);
-        assert_eq!(inputs[1..], circuit.public_inputs(k as u64, c1).unwrap(), "partition {k}'s public inputs");
-    }
+    assert_partitions_satisfied(porep, c1, &prepared);
     let interactive = edited(c1, |v| v["registered_proof"] = "StackedDrg2KiBV1_1".into());
     let e = porep.prepare(&interactive).expect_err("refused").to_string();
     assert!(e.contains("do not match their public data"), "{e}");
@@ -335,14 +342,7 @@ fn ni_porep_sectors_are_proved_as_porep_partitions_and_aggregated() {
     let prepared = circuit.prepare(c1).unwrap();
     let partitions = prepared.partitions.expect("a PoRep is prepared per partition");
     assert_eq!(partitions.len(), 13);
-    for (k, own) in partitions.iter().enumerate() {
-        let job = Job { circuit: porep.to_string().into(), seed: k as u64, input: own.clone().into() };
-        let assignment = bellhop_synthesis_kit::synthesize_directly(circuit, &job).unwrap();
-        let [a, b, c]: [&[Scalar]; 3] = [&assignment.a, &assignment.b, &assignment.c].map(|v| cast_slice(v));
-        assert_eq!((0..a.len()).find(|&i| a[i] * b[i] != c[i]), None, "partition {k}: a constraint is unsatisfied");
-        let inputs: &[Scalar] = cast_slice(&assignment.inputs);
-        assert_eq!(inputs[1..], circuit.public_inputs(k as u64, c1).unwrap(), "partition {k}'s public inputs");
-    }
+    assert_partitions_satisfied(porep, c1, &partitions);
     let aggregation = prepared.aggregation.expect("an NI-PoRep's proof is an aggregate");
     // Without the circuit's .vk (and the SRS) in the parameter directory: a clear error.
     let e = circuit.job_proof(Some(&aggregation), vec![0; 13 * 192]).unwrap_err().to_string();
