@@ -497,8 +497,15 @@ async fn missing_parameters_are_refused_with_the_file_and_the_fix() {
 async fn benchmark_only_circuits_are_refused() {
     let engine = engine(1, 0.0);
     let circuit: CircuitSpec = "synthetic-porep:2KiB".parse().unwrap();
-    let request =
-        JobRequest { request_id: None, circuit, input: b"{}".to_vec(), partitions: 1, priority: None, prepared: None };
+    let request = JobRequest {
+        request_id: None,
+        circuit,
+        input: b"{}".to_vec(),
+        partitions: 1,
+        priority: None,
+        prepared: None,
+        aggregation: None,
+    };
     let Err(Refused::Invalid(why)) = engine.submit(request) else { panic!("a synthetic-porep job was taken") };
     assert!(why.contains("for benchmarks only"), "{why}");
     assert!(matches!(engine.preload(&circuit), Err(Refused::Invalid(_))));
