@@ -8,6 +8,8 @@ use std::{
     time::Duration,
 };
 
+pub use bellhop_plugin_sdk::options::parse_size;
+use bellhop_plugin_sdk::options::size;
 use serde::Deserialize;
 
 /// The whole configuration.
@@ -302,31 +304,6 @@ impl<'de> Deserialize<'de> for Budget {
     }
 }
 
-/// A size written as humans do: `"96GiB"`, `"512 MiB"`, `"2TB"`, or bytes.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let trimmed = text.trim();
-    let split = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(trimmed.len());
-    let (number, unit) = trimmed.split_at(split);
-    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" => 1_000,
-        "m" | "mb" => 1_000_000,
-        "g" | "gb" => 1_000_000_000,
-        "t" | "tb" => 1_000_000_000_000,
-        "kib" => 1 << 10,
-        "mib" => 1 << 20,
-        "gib" => 1 << 30,
-        "tib" => 1 << 40,
-        _ => return Err(format!("`{text}` is not a size such as \"96GiB\" or \"512MiB\" (unit `{unit}`)")),
-    };
-    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a size such as \"96GiB\" or \"512MiB\""))?;
-    Ok((value * scale as f64) as u64)
-}
-
-fn size<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
-    parse_size(&String::deserialize(deserializer)?).map_err(serde::de::Error::custom)
-}
-
 /// A duration written as humans do: `"90s"`, `"15m"`, `"1h 30m"`.
 fn duration<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
     let text = String::deserialize(deserializer)?;
@@ -528,16 +505,5 @@ mod tests {
         assert!(e.contains("budget") && e.contains("not a size"), "{e}");
         let e = Config::parse("[logging]\nformat = \"xml\"\n").unwrap_err();
         assert!(e.contains("format") && e.contains("expected `text` or `json`"), "{e}");
-    }
-
-    #[test]
-    fn sizes_read_as_written() {
-        assert_eq!(parse_size("96GiB"), Ok(96 << 30));
-        assert_eq!(parse_size("512 MiB"), Ok(512 << 20));
-        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
-        assert_eq!(parse_size("2TB"), Ok(2_000_000_000_000));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(parse_size("12 parsecs").is_err());
-        assert!(parse_size("GiB").is_err());
     }
 }
