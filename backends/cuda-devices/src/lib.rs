@@ -25,11 +25,12 @@ extern "C" {
 const CUDA_OUT_OF_MEMORY: i32 = 2;
 
 /// The result of CUDA call `call`: its error, if any, as an [`ErrorKind::OUT_OF_MEMORY`]
-/// error when the device had no room, else an [`ErrorKind::DEVICE`] one.
+/// error when the device had no room, else an [`ErrorKind::DEVICE`] one. sppark's
+/// `CUDA_OK` reports a CUDA error negated, so either sign is read.
 pub fn cuda_result(call: &str, error: Error) -> Result<(), PluginError> {
     match error.code {
         0 => Ok(()),
-        CUDA_OUT_OF_MEMORY => Err(PluginError::out_of_memory(format!(
+        code if code.abs() == CUDA_OUT_OF_MEMORY => Err(PluginError::out_of_memory(format!(
             "{call}: CUDA error {}: {error}; free device memory (fewer kept parameter sets, no other process on \
              the GPU) or prove on a larger card",
             error.code
