@@ -1,7 +1,12 @@
 // Bellhop's CUDA backend: sppark's Pippenger MSM (G1 and G2) and NTT over BLS12-381, and
 // the FFT part of Groth16 on the GPU. Every entry point is `extern "C"`, returns
 // sppark's RustError (code + strdup'ed message) and never throws.
+//
+// GPU memory: the bases and proof_msms' buffers stay within a budget (`device_memory`).
+// Bases are kept on the device while they and a proof's buffers fit it; otherwise they stay
+// in host memory and each MSM streams them through the GPU in chunks sized to the budget.
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -134,11 +139,68 @@ static float host_ms_since(std::chrono::steady_clock::time_point start)
 typedef msm_t<bucket_t, point_t, affine_t, scalar_t> msm_g1_t;
 typedef msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t> msm_g2_t;
 
-// Kept bases: the device copy of a host slice the host promised to leave unchanged.
+// Kept bases: a host slice the host promised to leave unchanged, and its device copy while
+// the budget holds it (`msm`, `bytes`); without one its MSMs stream it from host memory.
 template<class msm_type> struct kept_t {
     size_t npoints;
     std::unique_ptr<msm_type> msm;
+    size_t bytes;
 };
+
+static uint32_t lg2(size_t n)
+{
+    uint32_t r = 0;
+    while (n >>= 1)
+        r++;
+    return r;
+}
+
+// The device bytes of sppark's (0.1.16) MSMs, as its msm_t allocates them, for planning
+// within the budget; `bucket` and `affine` are the group's bucket and affine types.
+template<class bucket, class affine> struct msm_bytes {
+    static size_t round(size_t n) { return (n + WARP_SZ - 1) & ~(size_t)(WARP_SZ - 1); }
+    // msm_t's window: from the points it was built for.
+    static uint32_t wbits(size_t np)
+    {
+        size_t n = round(np);
+        if (n > 192)
+            return std::max(std::min(lg2(n + n / 2) - 8, 18u), 10u);
+        return n > 0 ? 10 : 17;
+    }
+    static uint32_t nwins(size_t np) { return (scalar_t::bit_length() - 1) / wbits(np) + 1; }
+    // An msm_t built for `np` points: its buckets and histogram, and the points if uploaded.
+    static size_t built(size_t np, bool with_points, int sm_count)
+    {
+        size_t row = (size_t)1 << (wbits(np) - 1), windows = nwins(np) * row;
+        size_t buckets = windows + (size_t)sm_count * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+        return buckets * sizeof(typename bucket::mem_t) + windows * sizeof(uint32_t) +
+               (with_points ? round(np) * sizeof(typename affine::mem_t) : 0);
+    }
+    // The temporaries of one invoke over `np` points of an msm_t built for `built_for`:
+    // points resident or streamed from the host, scalars on the device or the host.
+    static size_t invoke(size_t built_for, size_t np, bool host_points, bool host_scalars = false)
+    {
+        uint32_t w = wbits(built_for);
+        size_t batch = std::max<size_t>(((size_t)1 << (std::max(lg2(np + np / 2), w) - w)) >> 6, 1);
+        size_t stride = round((np + batch - 1) / batch);
+        return stride * std::max(2 * sizeof(uint2), host_scalars ? sizeof(fr_t) : 0) +
+               nwins(built_for) * stride * sizeof(uint32_t) +
+               (host_points ? (batch > 1 ? 2 : 1) * stride * sizeof(typename affine::mem_t) : 0);
+    }
+    // One streamed chunk of `np` points, with a sixteenth and 2 MiB over for the allocator.
+    static size_t streamed(size_t np, bool host_scalars, int sm_count)
+    {
+        size_t total = built(np, false, sm_count) + invoke(np, np, true, host_scalars);
+        return total + total / 16 + ((size_t)2 << 20);
+    }
+};
+typedef msm_bytes<bucket_t, affine_t> g1_bytes;
+typedef msm_bytes<bucket_fp2_t, affine_fp2_t> g2_bytes;
+
+static size_t mib(size_t bytes)
+{
+    return (bytes + ((size_t)1 << 20) - 1) >> 20;
+}
 
 class ntt_ops : public NTT {
 public:
@@ -147,13 +209,20 @@ public:
 
 // One opened GPU. Calls are serialized: sppark's msm_t and streams are not re-entrant.
 struct bellhop_cuda {
-    bellhop_cuda(int device, bool pinned, bool register_host)
-        : device(device), pinned(pinned), register_host(register_host), transfers(device) {}
+    bellhop_cuda(int device, bool pinned, bool register_host, size_t budget, size_t chunk_cap)
+        : device(device), pinned(pinned), register_host(register_host), budget(budget), chunk_cap(chunk_cap),
+          transfers(device) {}
 
     int device;
     bool pinned;
-    // proof_msms page-locks a, b, c and aux in place for its call (host_registration).
+    // proof_msms page-locks a, b, c and aux in place for its call (host_registration), and
+    // bases that stream from the host stay page-locked while kept.
     bool register_host;
+    // The most device memory the kept bases and one call's buffers may take.
+    size_t budget;
+    // The most points of one streamed MSM chunk; 0: as many as the budget allows. Set,
+    // the bases always stream.
+    size_t chunk_cap;
     std::mutex lock;
     // Page-locked staging: one per stream of compute_h, so that its three uploads can
     // overlap, and one for proof_msms' variables.
@@ -162,8 +231,87 @@ struct bellhop_cuda {
     stream_t transfers;
     std::map<const void*, kept_t<msm_g1_t>> kept_g1;
     std::map<const void*, kept_t<msm_g2_t>> kept_g2;
+    // Kept bases that stream from the host, page-locked once (with register_host).
+    host_registration streamed_bases;
 
     const gpu_t& gpu() const { return select_gpu(device); }
+
+    size_t kept_bytes() const
+    {
+        size_t total = 0;
+        for (auto& k: kept_g1)
+            total += k.second.bytes;
+        for (auto& k: kept_g2)
+            total += k.second.bytes;
+        return total;
+    }
+
+    // What the budget leaves beside the kept bases and `used` bytes of buffers.
+    size_t room(size_t used) const
+    {
+        size_t taken = kept_bytes() + used;
+        return budget > taken ? budget - taken : 0;
+    }
+
+    // Frees the kept bases' device copies: from now on their MSMs stream them.
+    template<class Kept, class affine> void stream_kept(Kept& kept)
+    {
+        for (auto& k: kept) {
+            if (!k.second.msm)
+                continue;
+            k.second.msm.reset();
+            k.second.bytes = 0;
+            if (register_host)
+                streamed_bases.add(k.first, k.second.npoints * sizeof(affine));
+        }
+    }
+    void stream_all_kept()
+    {
+        stream_kept<decltype(kept_g1), affine_t>(kept_g1);
+        stream_kept<decltype(kept_g2), affine_fp2_t>(kept_g2);
+    }
+
+    [[noreturn]] void too_small(const char* what, size_t needed) const
+    {
+        throw cuda_error(cudaErrorMemoryAllocation,
+                         fmt("device_memory (%zu MiB) is too small: %s needs at least %zu MiB of the GPU; raise "
+                             "[backend.options] device_memory, or leave it out to use the card's free memory",
+                             mib(budget), what, mib(needed)));
+    }
+
+    // out <- the MSM of `npoints` host `points` in chunks within `room` bytes, each chunk
+    // run by `invoke(msm, part, offset, count)` with its points streamed from the host.
+    template<class bucket, class point, class affine, class Invoke>
+    void msm_chunked(point& out, size_t npoints, bool host_scalars, size_t room, Invoke invoke)
+    {
+        typedef msm_bytes<bucket, affine> bytes;
+        out.inf();
+        if (npoints == 0)
+            return;
+        int sm_count = gpu().sm_count();
+        auto fits = [&](size_t np) { return bytes::streamed(np, host_scalars, sm_count) <= room; };
+        size_t chunk = chunk_cap ? std::min(chunk_cap, npoints) : npoints;
+        if (!fits(chunk)) {
+            // The largest that fits (lo fits, hi does not; 0: not even one point).
+            size_t lo = 0, hi = chunk;
+            while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                (fits(mid) ? lo : hi) = mid;
+            }
+            if (lo == 0)
+                too_small("an MSM streaming its bases", budget - room + bytes::streamed(1, host_scalars, sm_count));
+            chunk = lo;
+        }
+        for (size_t offset = 0; offset < npoints; offset += chunk) {
+            size_t count = std::min(chunk, npoints - offset);
+            msm_t<bucket, point, affine, fr_t> msm{nullptr, count, sizeof(affine), device};
+            point part;
+            RustError e = invoke(msm, part, offset, count);
+            if (e.code != cudaSuccess)
+                throw cuda_error(e.code, "sppark's MSM failed");
+            out.add(part);
+        }
+    }
 
     // The pinned variant copies host data into page-locked staging first.
     template<class T> const T* stage(const T* src, size_t nelems)
@@ -194,9 +342,16 @@ struct bellhop_cuda {
             if (auto kept_msm = resident(kept, points, npoints))
                 // Null points: the msm_t's resident copy.
                 return kept_msm->invoke(*out, (const affine*)nullptr, npoints, stage(scalars, npoints), true);
+            if (!pinned) {
+                // Points and scalars stream from the host, chunk by chunk (a chunk of
+                // scalars is no larger than its points).
+                msm_chunked<bucket, point, affine>(*out, npoints, true, room(0), [&](auto& msm, point& part,
+                                                                                     size_t at, size_t count) {
+                    return msm.invoke(part, slice_t<affine>{points + at, count}, scalars + at, true);
+                });
+                return RustError{cudaSuccess};
+            }
             msm_t<bucket, point, affine, fr_t> msm{nullptr, npoints, sizeof(affine), device};
-            if (!pinned)
-                return msm.invoke(*out, slice_t<affine>{points, npoints}, scalars, true);
             // Points and scalars share one staging buffer.
             size_t point_words = npoints * sizeof(affine), scalar_words = npoints * sizeof(fr_t);
             uint8_t* buf = staging[0].reserve<uint8_t>(point_words + scalar_words);
@@ -230,15 +385,47 @@ struct bellhop_cuda {
             throw cuda_error(e.code, "sppark's MSM failed");
     }
 
-    template<class msm_type, class affine, class Kept>
+    // out <- the MSM of the first `npoints` of host `points` and of device-resident
+    // `d_scalars`, the points streamed in chunks within `room` bytes. Throws on failure.
+    template<class bucket, class point, class affine>
+    void msm_streamed(point& out, const affine* points, size_t npoints, fr_t* d_scalars, size_t room)
+    {
+        msm_chunked<bucket, point, affine>(out, npoints, false, room, [&](auto& msm, point& part, size_t at,
+                                                                          size_t count) {
+            // A device pointer: the scalars are there already.
+            return msm.invoke(part, points + at, count, dev_ptr_t<fr_t>(d_scalars + at), true);
+        });
+    }
+
+    // The device bytes of the MSM of `npoints` of `points` on the resident path: an
+    // invoke's temporaries, and the bases themselves where they are not kept.
+    template<class bytes, class Kept> size_t resident_msm_bytes(Kept& kept, const void* points, size_t npoints)
+    {
+        if (npoints == 0)
+            return 0;
+        auto it = kept.find(points);
+        if (it != kept.end() && it->second.msm && npoints <= it->second.npoints)
+            return bytes::invoke(it->second.npoints, npoints, false);
+        return bytes::built(npoints, true, gpu().sm_count()) + bytes::invoke(npoints, npoints, false);
+    }
+
+    template<class msm_type, class bytes, class affine, class Kept>
     RustError::by_value keep(Kept& kept, const affine* points, size_t npoints)
     {
         std::lock_guard<std::mutex> guard(lock);
         try {
             if (npoints == 0 || kept.count(points))
                 return RustError{cudaSuccess};
+            size_t size = bytes::built(npoints, true, gpu().sm_count());
+            if (chunk_cap || size > room(0)) {
+                // Beyond the budget: its MSMs stream it from the host.
+                kept[points] = {npoints, nullptr, 0};
+                if (register_host)
+                    streamed_bases.add(points, npoints * sizeof(affine));
+                return RustError{cudaSuccess};
+            }
             const affine* src = stage(points, npoints);
-            kept[points] = {npoints, std::make_unique<msm_type>(src, npoints, sizeof(affine), device)};
+            kept[points] = {npoints, std::make_unique<msm_type>(src, npoints, sizeof(affine), device), size};
             // msm_t's constructor uploads asynchronously; from page-locked staging the copy
             // reads the buffer while it runs, and the next call refills that buffer.
             gpu().sync();
@@ -248,7 +435,8 @@ struct bellhop_cuda {
     }
 };
 
-extern "C" RustError::by_value bellhop_cuda_open(int device, bool pinned, bool register_host, bellhop_cuda** out)
+extern "C" RustError::by_value bellhop_cuda_open(int device, bool pinned, bool register_host, size_t budget,
+                                                 size_t chunk_cap, bellhop_cuda** out)
 {
     try {
         if (ngpus() == 0)
@@ -256,7 +444,7 @@ extern "C" RustError::by_value bellhop_cuda_open(int device, bool pinned, bool r
         if (device < 0 || (size_t)device >= ngpus())
             return RustError{cudaErrorInvalidDevice, "no such GPU"};
         select_gpu(device);
-        *out = new bellhop_cuda(device, pinned, register_host);
+        *out = new bellhop_cuda(device, pinned, register_host, budget, chunk_cap);
         return RustError{cudaSuccess};
     }
     CATCH_CUDA
@@ -281,12 +469,12 @@ extern "C" RustError::by_value bellhop_cuda_msm_g2(bellhop_cuda* ctx, point_fp2_
 
 extern "C" RustError::by_value bellhop_cuda_keep_g1(bellhop_cuda* ctx, const affine_t* points, size_t npoints)
 {
-    return ctx->keep<msm_g1_t>(ctx->kept_g1, points, npoints);
+    return ctx->keep<msm_g1_t, g1_bytes>(ctx->kept_g1, points, npoints);
 }
 
 extern "C" RustError::by_value bellhop_cuda_keep_g2(bellhop_cuda* ctx, const affine_fp2_t* points, size_t npoints)
 {
-    return ctx->keep<msm_g2_t>(ctx->kept_g2, points, npoints);
+    return ctx->keep<msm_g2_t, g2_bytes>(ctx->kept_g2, points, npoints);
 }
 
 extern "C" void bellhop_cuda_release(bellhop_cuda* ctx)
@@ -294,6 +482,7 @@ extern "C" void bellhop_cuda_release(bellhop_cuda* ctx)
     std::lock_guard<std::mutex> guard(ctx->lock);
     ctx->kept_g1.clear();
     ctx->kept_g2.clear();
+    ctx->streamed_bases.release();
 }
 
 // Copies `n` elements from host `src` to device `dst` on `stream`, through staging when pinned.
@@ -390,6 +579,43 @@ static void h_on_device(bellhop_cuda* ctx, fr_t* const d_abc[3], const fr_t* con
     CUDA_OK(cudaEventRecord(marks[3], gpu[0]));
 }
 
+// h_on_device in two device buffers instead of three, for small budgets: a and b are
+// transformed on streams of their own and multiplied into d_a, then c goes up into d_b.
+// The marks as in h_on_device, but for a·b, which falls between marks 0 and 1.
+static void h_in_two_buffers(bellhop_cuda* ctx, fr_t* d_a, fr_t* d_b, const fr_t* const host[3], size_t m,
+                             uint32_t lg_n, cudaEvent_t marks[4])
+{
+    const gpu_t& gpu = ctx->gpu();
+    size_t n = (size_t)1 << lg_n;
+    auto transform = [&](stream_t& s, fr_t* d, const fr_t* values, pinned_buffer& staging) {
+        upload(ctx, s, d, values, m, staging);
+        s.bzero(d + m, n - m);
+        ntt_ops::NTT_internal(d, lg_n, NTT::InputOutputOrder::NR, NTT::Direction::inverse, NTT::Type::standard, s);
+        ntt_ops::NTT_internal(d, lg_n, NTT::InputOutputOrder::RN, NTT::Direction::forward, NTT::Type::coset, s);
+    };
+    CUDA_OK(cudaEventRecord(marks[0], gpu[0]));
+    CUDA_OK(cudaStreamWaitEvent(gpu[1], marks[0], 0));
+    transform(gpu[0], d_a, host[0], ctx->staging[0]);
+    transform(gpu[1], d_b, host[1], ctx->staging[1]);
+    event_t done_b(gpu[1]);
+    done_b.wait(gpu[0]);
+    int sm_count = gpu.sm_count();
+    pointwise_mul<<<sm_count, 1024, 0, gpu[0]>>>(d_a, d_b, n);
+    CUDA_OK(cudaGetLastError());
+    event_t product(gpu[0]);
+    product.wait(gpu[1]);
+    // c's own staging: b's copy may still be reading the buffer b went through.
+    transform(gpu[1], d_b, host[2], ctx->staging[2]);
+    event_t done_c(gpu[1]);
+    done_c.wait(gpu[0]);
+    CUDA_OK(cudaEventRecord(marks[1], gpu[0]));
+    pointwise_sub_scale<<<sm_count, 1024, 0, gpu[0]>>>(d_a, d_b, z_inverse(lg_n), n);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaEventRecord(marks[2], gpu[0]));
+    ntt_ops::NTT_internal(d_a, lg_n, NTT::InputOutputOrder::NN, NTT::Direction::inverse, NTT::Type::coset, gpu[0]);
+    CUDA_OK(cudaEventRecord(marks[3], gpu[0]));
+}
+
 // CUDA events for timing, destroyed with the set.
 struct event_marks {
     std::vector<cudaEvent_t> events;
@@ -482,23 +708,181 @@ struct bellhop_proof_output {
     point_t h, l, a, b_g1;
     point_fp2_t b_g2;
     float ms[T_COUNT];
+    // Whether the bases streamed from the host (the budget held too little to keep them).
+    bool streamed;
 };
 
-// h and the five MSMs of one proof, the data kept on the GPU between them: a, b and c go up
-// and h is computed (h_on_device) while the variables go up on the transfer stream and the
-// A and B scalars are gathered there; the MSMs then read h, aux and the gathered scalars
-// where they lie. Each MSM is timed between events around it (sppark's MSM waits for its
-// own end, so the interval is its time on the GPU and its host-side collection).
+// Marks 0-3: the h transforms (h_on_device); 4-5: the variables' upload; then a pair
+// around each of the five MSMs.
+static const size_t PROOF_MARKS = 6 + 2 * 5;
+
+// Runs each MSM of a proof between two events on `stream`, their marks from `next` on.
+struct timed_msms {
+    event_marks& marks;
+    stream_t& stream;
+    size_t next;
+    template<class Run> void operator()(Run run)
+    {
+        CUDA_OK(cudaEventRecord(marks[next], stream));
+        run();
+        CUDA_OK(cudaEventRecord(marks[next + 1], stream));
+        CUDA_OK(cudaEventSynchronize(marks[next + 1]));
+        next += 2;
+    }
+};
+
+// The device bytes of a proof on the resident path: a, b and c, the variables and the
+// gathered scalars at once, and the largest of its MSMs.
+static size_t resident_proof_bytes(bellhop_cuda* ctx, const bellhop_proof_input* in)
+{
+    size_t nvars = in->ninputs + in->naux, nwords = (nvars + 63) / 64;
+    size_t n = (size_t)1 << in->lg_n;
+    size_t buffers = ((in->lg_n ? 3 * n : 0) + nvars + in->select_a.count + in->select_b.count) * sizeof(fr_t) +
+                     4 * nwords * sizeof(uint64_t);
+    size_t msms = std::max({
+        ctx->resident_msm_bytes<g1_bytes>(ctx->kept_g1, in->h_bases, in->lg_n ? n - 1 : 0),
+        ctx->resident_msm_bytes<g1_bytes>(ctx->kept_g1, in->l_bases, in->naux),
+        ctx->resident_msm_bytes<g1_bytes>(ctx->kept_g1, in->a_bases, in->select_a.count),
+        ctx->resident_msm_bytes<g1_bytes>(ctx->kept_g1, in->b_g1_bases, in->select_b.count),
+        ctx->resident_msm_bytes<g2_bytes>(ctx->kept_g2, in->b_g2_bases, in->select_b.count),
+    });
+    return buffers + msms;
+}
+
+// Uploads the selection's bitmap and offsets into `words` (2 * nwords) and gathers the
+// marked variables into `out`, on `s`.
+static void gather(bellhop_cuda* ctx, stream_t& s, fr_t* out, const fr_t* d_vars, size_t nvars,
+                   const bellhop_selection& selection, uint64_t* words)
+{
+    size_t nwords = (nvars + 63) / 64;
+    uint64_t* offsets = words + nwords;
+    s.HtoD(words, selection.words, nwords);
+    s.HtoD(offsets, selection.offsets, nwords);
+    if (selection.count)
+        gather_marked<<<ctx->gpu().sm_count(), 1024, 0, s>>>(out, d_vars, nvars, words, offsets);
+    CUDA_OK(cudaGetLastError());
+}
+
+// The variables (inputs, then aux) up into `d_vars` on `s`.
+static void upload_variables(bellhop_cuda* ctx, stream_t& s, fr_t* d_vars, const bellhop_proof_input* in)
+{
+    // The inputs are small: straight from pageable memory.
+    s.HtoD(d_vars, in->inputs, in->ninputs);
+    upload(ctx, s, d_vars + in->ninputs, in->aux, in->naux, ctx->staging[3]);
+}
+
+// The proof with every buffer on the device at once and the bases resident (or uploaded
+// whole for their MSM): a, b and c go up and h is computed (h_on_device) while the
+// variables go up on the transfer stream and the A and B scalars are gathered there; the
+// MSMs then read h, aux and the gathered scalars where they lie.
+static void proof_resident(bellhop_cuda* ctx, const bellhop_proof_input* in, bellhop_proof_output* out,
+                           event_marks& marks)
+{
+    const gpu_t& gpu = ctx->gpu();
+    stream_t& vs = ctx->transfers;
+    size_t n = (size_t)1 << in->lg_n;
+    size_t nvars = in->ninputs + in->naux, nwords = (nvars + 63) / 64;
+
+    dev_ptr_t<fr_t> d_abc(in->lg_n ? 3 * n : 0, gpu[0]);
+    if (in->lg_n) {
+        fr_t* const d[3] = {&d_abc[0], &d_abc[n], &d_abc[2 * n]};
+        const fr_t* const host[3] = {in->a, in->b, in->c};
+        h_on_device(ctx, d, host, in->constraints, in->lg_n, &marks[0]);
+    }
+
+    CUDA_OK(cudaEventRecord(marks[4], vs));
+    dev_ptr_t<fr_t> d_vars(nvars, vs);
+    dev_ptr_t<uint64_t> d_select(4 * nwords, vs);
+    dev_ptr_t<fr_t> d_a(in->select_a.count, vs), d_b(in->select_b.count, vs);
+    upload_variables(ctx, vs, d_vars.data(), in);
+    gather(ctx, vs, d_a.data(), d_vars.data(), nvars, in->select_a, &d_select[0]);
+    gather(ctx, vs, d_b.data(), d_vars.data(), nvars, in->select_b, &d_select[2 * nwords]);
+    CUDA_OK(cudaEventRecord(marks[5], vs));
+    vs.sync();
+    gpu.sync();
+
+    timed_msms timed{marks, gpu[2], 6};
+    timed([&] {
+        if (in->lg_n)
+            ctx->msm_on_device<msm_g1_t>(ctx->kept_g1, out->h, in->h_bases, n - 1, d_abc.data());
+        else
+            out->h.inf();
+    });
+    timed([&] { ctx->msm_on_device<msm_g1_t>(ctx->kept_g1, out->l, in->l_bases, in->naux, d_vars.data() + in->ninputs); });
+    timed([&] { ctx->msm_on_device<msm_g1_t>(ctx->kept_g1, out->a, in->a_bases, in->select_a.count, d_a.data()); });
+    timed([&] { ctx->msm_on_device<msm_g1_t>(ctx->kept_g1, out->b_g1, in->b_g1_bases, in->select_b.count, d_b.data()); });
+    timed([&] {
+        ctx->msm_on_device<msm_g2_t>(ctx->kept_g2, out->b_g2, in->b_g2_bases, in->select_b.count, d_b.data());
+    });
+}
+
+// The proof within a budget too small for proof_resident: h in two buffers, then each
+// MSM in turn with only what it reads on the device (h; the variables and, for A and B,
+// their gathered scalars), its bases streamed from the host in chunks that fit beside them.
+static void proof_streamed(bellhop_cuda* ctx, const bellhop_proof_input* in, bellhop_proof_output* out,
+                           event_marks& marks)
+{
+    const gpu_t& gpu = ctx->gpu();
+    stream_t& vs = ctx->transfers;
+    size_t n = (size_t)1 << in->lg_n;
+    size_t nvars = in->ninputs + in->naux, nwords = (nvars + 63) / 64;
+    const size_t S = sizeof(fr_t);
+    timed_msms timed{marks, gpu[2], 6};
+    {
+        dev_ptr_t<fr_t> d_h(in->lg_n ? n : 0, gpu[0]);
+        if (in->lg_n) {
+            if (ctx->room(0) < 2 * n * S)
+                ctx->too_small("computing h", ctx->budget - ctx->room(0) + 2 * n * S);
+            dev_ptr_t<fr_t> d_bc(n, gpu[0]);
+            const fr_t* const host[3] = {in->a, in->b, in->c};
+            h_in_two_buffers(ctx, d_h.data(), d_bc.data(), host, in->constraints, in->lg_n, &marks[0]);
+            gpu.sync();
+        }
+        timed([&] {
+            if (in->lg_n)
+                ctx->msm_streamed<bucket_t>(out->h, in->h_bases, n - 1, d_h.data(), ctx->room(n * S));
+            else
+                out->h.inf();
+        });
+    }
+
+    CUDA_OK(cudaEventRecord(marks[4], vs));
+    dev_ptr_t<fr_t> d_vars(nvars, vs);
+    dev_ptr_t<uint64_t> d_select(2 * nwords, vs);
+    upload_variables(ctx, vs, d_vars.data(), in);
+    CUDA_OK(cudaEventRecord(marks[5], vs));
+    vs.sync();
+    size_t vars = nvars * S + 2 * nwords * sizeof(uint64_t);
+    timed([&] {
+        ctx->msm_streamed<bucket_t>(out->l, in->l_bases, in->naux, d_vars.data() + in->ninputs, ctx->room(vars));
+    });
+    // The A scalars, then the B scalars, gathered while their MSMs need them.
+    auto gathered = [&](const bellhop_selection& selection, auto&& msms) {
+        dev_ptr_t<fr_t> d(selection.count, vs);
+        gather(ctx, vs, d.data(), d_vars.data(), nvars, selection, d_select.data());
+        vs.sync();
+        msms(d.data(), ctx->room(vars + selection.count * S));
+    };
+    gathered(in->select_a, [&](fr_t* d_a, size_t room) {
+        timed([&] { ctx->msm_streamed<bucket_t>(out->a, in->a_bases, in->select_a.count, d_a, room); });
+    });
+    gathered(in->select_b, [&](fr_t* d_b, size_t room) {
+        timed([&] { ctx->msm_streamed<bucket_t>(out->b_g1, in->b_g1_bases, in->select_b.count, d_b, room); });
+        timed([&] { ctx->msm_streamed<bucket_fp2_t>(out->b_g2, in->b_g2_bases, in->select_b.count, d_b, room); });
+    });
+}
+
+// h and the five MSMs of one proof: resident when the kept bases and the proof's buffers
+// fit the budget (and no chunk size was set), else streamed (its kept bases freed for room
+// first). Each MSM is timed
+// between events around it (sppark's MSM waits for its own end, so the interval is its
+// time on the GPU and its host-side collection).
 extern "C" RustError::by_value bellhop_cuda_proof_msms(bellhop_cuda* ctx, const bellhop_proof_input* in,
                                                        bellhop_proof_output* out)
 {
     std::lock_guard<std::mutex> guard(ctx->lock);
     try {
         auto call_start = std::chrono::steady_clock::now();
-        const gpu_t& gpu = ctx->gpu();
-        stream_t& vs = ctx->transfers;
-        size_t n = (size_t)1 << in->lg_n;
-        size_t nvars = in->ninputs + in->naux, nwords = (nvars + 63) / 64;
         // Before the device buffers, so that it is released after they are freed.
         host_registration registered;
         if (ctx->register_host) {
@@ -510,60 +894,15 @@ extern "C" RustError::by_value bellhop_cuda_proof_msms(bellhop_cuda* ctx, const 
         } else {
             out->ms[T_REGISTER] = 0;
         }
-        // Marks 0-3: h_on_device; 4-5: the variables; then a pair per MSM.
-        event_marks marks(6 + 2 * 5);
-
-        dev_ptr_t<fr_t> d_abc(in->lg_n ? 3 * n : 0, gpu[0]);
-        if (in->lg_n) {
-            fr_t* const d[3] = {&d_abc[0], &d_abc[n], &d_abc[2 * n]};
-            const fr_t* const host[3] = {in->a, in->b, in->c};
-            h_on_device(ctx, d, host, in->constraints, in->lg_n, &marks[0]);
+        event_marks marks(PROOF_MARKS);
+        bool streamed = ctx->chunk_cap || resident_proof_bytes(ctx, in) > ctx->room(0);
+        if (streamed) {
+            ctx->stream_all_kept();
+            proof_streamed(ctx, in, out, marks);
+        } else {
+            proof_resident(ctx, in, out, marks);
         }
-
-        CUDA_OK(cudaEventRecord(marks[4], vs));
-        dev_ptr_t<fr_t> d_vars(nvars, vs);
-        dev_ptr_t<uint64_t> d_select(4 * nwords, vs);
-        dev_ptr_t<fr_t> d_a(in->select_a.count, vs), d_b(in->select_b.count, vs);
-        // The inputs and the bitmaps are small: straight from pageable memory.
-        vs.HtoD(d_vars.data(), in->inputs, in->ninputs);
-        upload(ctx, vs, d_vars.data() + in->ninputs, in->aux, in->naux, ctx->staging[3]);
-        const bellhop_selection* selections[2] = {&in->select_a, &in->select_b};
-        fr_t* gathered[2] = {d_a.data(), d_b.data()};
-        for (int i = 0; i < 2; i++) {
-            uint64_t* words = &d_select[2 * i * nwords];
-            uint64_t* offsets = words + nwords;
-            vs.HtoD(words, selections[i]->words, nwords);
-            vs.HtoD(offsets, selections[i]->offsets, nwords);
-            if (selections[i]->count)
-                gather_marked<<<gpu.sm_count(), 1024, 0, vs>>>(gathered[i], d_vars.data(), nvars, words, offsets);
-            CUDA_OK(cudaGetLastError());
-        }
-        CUDA_OK(cudaEventRecord(marks[5], vs));
-        vs.sync();
-        gpu.sync();
-
-        size_t mark = 6;
-        auto timed = [&](auto&& run) {
-            CUDA_OK(cudaEventRecord(marks[mark], gpu[2]));
-            run();
-            CUDA_OK(cudaEventRecord(marks[mark + 1], gpu[2]));
-            CUDA_OK(cudaEventSynchronize(marks[mark + 1]));
-            mark += 2;
-        };
-        timed([&] {
-            if (in->lg_n)
-                ctx->msm_on_device<msm_g1_t>(ctx->kept_g1, out->h, in->h_bases, n - 1, d_abc.data());
-            else
-                out->h.inf();
-        });
-        timed([&] { ctx->msm_on_device<msm_g1_t>(ctx->kept_g1, out->l, in->l_bases, in->naux, d_vars.data() + in->ninputs); });
-        timed([&] { ctx->msm_on_device<msm_g1_t>(ctx->kept_g1, out->a, in->a_bases, in->select_a.count, d_a.data()); });
-        timed([&] {
-            ctx->msm_on_device<msm_g1_t>(ctx->kept_g1, out->b_g1, in->b_g1_bases, in->select_b.count, d_b.data());
-        });
-        timed([&] {
-            ctx->msm_on_device<msm_g2_t>(ctx->kept_g2, out->b_g2, in->b_g2_bases, in->select_b.count, d_b.data());
-        });
+        out->streamed = streamed;
 
         bool h = in->lg_n != 0;
         out->ms[T_UPLOAD_NTT] = h ? marks.ms(0, 1) : 0;

@@ -65,6 +65,9 @@ pub(crate) const PROOF_PARTS: [&str; 12] = [
     "call",
 ];
 
+/// The five MSMs' places in [`PROOF_PARTS`].
+pub(crate) const MSM_PARTS: std::ops::Range<usize> = 4..9;
+
 /// `struct bellhop_proof_output`: the five MSM results and the milliseconds of each part
 /// (GPU time, but for `register`, `release` and `call`, which are host time).
 #[repr(C)]
@@ -76,10 +79,19 @@ pub(crate) struct ProofOutput {
     pub b_g1: G1Projective,
     pub b_g2: G2Projective,
     pub ms: [f32; PROOF_PARTS.len()],
+    /// Whether the bases streamed from host memory (the budget held too little to keep them).
+    pub streamed: bool,
 }
 
 extern "C" {
-    pub(crate) fn bellhop_cuda_open(device: i32, pinned: bool, register_host: bool, out: *mut *mut Context) -> Error;
+    pub(crate) fn bellhop_cuda_open(
+        device: i32,
+        pinned: bool,
+        register_host: bool,
+        budget: usize,
+        chunk_cap: usize,
+        out: *mut *mut Context,
+    ) -> Error;
     pub(crate) fn bellhop_cuda_close(ctx: *mut Context);
     pub(crate) fn bellhop_cuda_msm_g1(
         ctx: *mut Context,

@@ -14,17 +14,28 @@
 //! Two variants come from this crate as separate plugins: `cuda` (transfers straight from
 //! pageable memory) and `cuda-pinned` (through page-locked staging buffers), so that
 //! `bellhop ab` can compare them in one process. Option (`[backend.options]`):
-//! `register_host_memory = true` page-locks a proof's a, b, c and aux in place for its
-//! `proof_msms` call (cudaHostRegister), so that they upload asynchronously at the bus's
-//! speed; its cost is timed as `register` and `release`.
+//! - `register_host_memory = true` page-locks a proof's a, b, c and aux in place for its
+//!   `proof_msms` call (cudaHostRegister), so that they upload asynchronously at the bus's
+//!   speed (its cost timed as `register` and `release`), and bases that stream (below) for
+//!   as long as they are kept.
+//! - `device_memory = "20GiB"` bounds the GPU memory the kept bases and a call's buffers
+//!   take (default: the card's free memory when opened). Bases are kept on the GPU while
+//!   they and a proof's buffers fit it; beyond it they stay in host memory and each MSM
+//!   streams them through the GPU in chunks sized to what is left (`proof_msms` then holds
+//!   only what each MSM reads, and reports the MSMs' time as `streamed`), so a 32 GiB
+//!   PoRep proves on a 16-24 GiB card. Too small for even that: an out-of-memory error
+//!   naming what needed how much.
+//! - `stream_chunk_points = N`: the bases always stream, at most N in a chunk (for tuning
+//!   and tests).
 
 mod ffi;
 
-use std::{marker::PhantomData, ptr::NonNull, time::Duration};
+use std::{marker::PhantomData, num::NonZeroUsize, ptr::NonNull, time::Duration};
 
 pub use bellhop_cuda_devices::{check_device, cuda_result, gpu_memory, gpus};
 use bellhop_plugin_sdk::{
     backend::{Backend, BackendPlugin, NttDirection, ProofMsms, ProvingBases},
+    options,
     selection::Selection,
     strategy::Assignment,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
@@ -64,8 +75,16 @@ pub type CudaPinned = CudaBackend<Pinned>;
 #[derive(serde::Deserialize, Debug, Default, Clone, Copy)]
 #[serde(default, deny_unknown_fields)]
 pub struct Options {
-    /// Page-lock each proof's a, b, c and aux in place for its `proof_msms` call.
+    /// Page-lock each proof's a, b, c and aux in place for its `proof_msms` call, and the
+    /// bases that stream while they are kept.
     pub register_host_memory: bool,
+    /// The most GPU memory kept bases and a call's buffers take (`"20GiB"`); `None`: the
+    /// card's free memory when opened.
+    #[serde(deserialize_with = "options::optional_size")]
+    pub device_memory: Option<u64>,
+    /// Stream the bases always, at most this many in one MSM chunk; `None`: only those the
+    /// budget cannot keep, in chunks as large as it allows.
+    pub stream_chunk_points: Option<NonZeroUsize>,
 }
 
 /// An opened GPU.
@@ -92,10 +111,17 @@ impl<V: Variant> CudaBackend<V> {
     /// Opens GPU `device` with `options`.
     pub fn new(device: u32, options: Options) -> Result<Self, PluginError> {
         check_device(V::NAME, device)?;
-        let mut ctx = std::ptr::null_mut();
+        let budget = match options.device_memory {
+            Some(bytes) => bytes,
+            None => gpu_memory(device)?.free_bytes,
+        };
+        let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+        let chunk_cap = options.stream_chunk_points.map_or(0, NonZeroUsize::get);
         let register = options.register_host_memory;
+        let mut ctx = std::ptr::null_mut();
         // SAFETY: `ctx` is a valid out-pointer; the device index was checked above.
-        cuda_result("open", unsafe { ffi::bellhop_cuda_open(device as i32, V::PINNED, register, &mut ctx) })?;
+        let error = unsafe { ffi::bellhop_cuda_open(device as i32, V::PINNED, register, budget, chunk_cap, &mut ctx) };
+        cuda_result("open", error)?;
         let ctx = NonNull::new(ctx)
             .ok_or_else(|| PluginError::new(ErrorKind::INTERNAL, "open returned no context and no error"))?;
         Ok(Self { ctx, device, variant: PhantomData })
@@ -184,11 +210,12 @@ impl<V: Variant> Backend for CudaBackend<V> {
         // an offset per word) and live to the end of the call; `out` is writable.
         let error = unsafe { ffi::bellhop_cuda_proof_msms(self.ctx.as_ptr(), &input, &mut out) };
         cuda_result("proof_msms", error)?;
-        let timings = ffi::PROOF_PARTS
-            .iter()
-            .zip(out.ms)
-            .map(|(name, ms)| PhaseTiming::new(name, Duration::from_secs_f64(f64::from(ms) / 1e3)))
-            .collect::<Vec<_>>();
+        let ms = |ms: f32| Duration::from_secs_f64(f64::from(ms) / 1e3);
+        let mut timings =
+            ffi::PROOF_PARTS.iter().zip(out.ms).map(|(name, t)| PhaseTiming::new(name, ms(t))).collect::<Vec<_>>();
+        if out.streamed {
+            timings.push(PhaseTiming::new("streamed", ms(out.ms[ffi::MSM_PARTS].iter().sum())));
+        }
         Ok(ProofMsms { h: out.h, l: out.l, a: out.a, b_g1: out.b_g1, b_g2: out.b_g2, timings: timings.into() })
     }
 

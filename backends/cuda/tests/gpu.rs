@@ -1,10 +1,12 @@
-//! Conformance of both CUDA variants on a GPU, and of `cuda` with its host memory
-//! registered; on every machine, the clear refusal of a GPU that is not there.
+//! Conformance of both CUDA variants on a GPU, of `cuda` with its host memory registered
+//! and of `cuda` with a device memory budget too small to keep the bases (streamed in
+//! chunks); on every machine, the options' parsing and the clear refusal of a GPU that is
+//! not there.
 
-use bellhop_cuda::{gpus, CudaBackend, Pageable, Pinned, Variant};
+use bellhop_cuda::{gpus, CudaBackend, Options, Pageable, Pinned, Variant};
 use bellhop_plugin_sdk::{
     backend::{open_embedded, BackendBox},
-    ErrorKind, OpenRequest, PluginError,
+    options, ErrorKind, OpenRequest, PluginError,
 };
 
 fn open<V: Variant>(device: u32) -> Result<BackendBox, PluginError> {
@@ -22,6 +24,34 @@ bellhop_conformance::conformance_tests!(
     open_with::<Pageable>(0, "register_host_memory = true").unwrap(),
     skip_unless = !gpus().is_empty()
 );
+// With a chunk size set every MSM streams its bases: 100 points split the larger shapes'
+// MSMs, and 12 MiB holds one G2 chunk's buckets beside a proof's buffers.
+bellhop_conformance::conformance_tests!(
+    cuda_streamed,
+    open_with::<Pageable>(0, "device_memory = \"12MiB\"\nstream_chunk_points = 100").unwrap(),
+    skip_unless = !gpus().is_empty()
+);
+bellhop_conformance::conformance_tests!(
+    cuda_streamed_registered,
+    open_with::<Pageable>(0, "device_memory = \"12MiB\"\nstream_chunk_points = 100\nregister_host_memory = true")
+        .unwrap(),
+    skip_unless = !gpus().is_empty()
+);
+
+#[test]
+fn device_memory_options_parse_and_refuse_clearly() {
+    let parse = |text: &str| options::parse::<Options>("[backend.options]", text);
+    let options = parse("device_memory = \"20GiB\"\nstream_chunk_points = 4096").unwrap();
+    assert_eq!(options.device_memory, Some(20 << 30));
+    assert_eq!(options.stream_chunk_points.map(|n| n.get()), Some(4096));
+    assert_eq!(parse("").unwrap().device_memory, None, "default: the card's free memory");
+    let e = parse("device_memory = \"20 GB of it\"").unwrap_err();
+    assert!(e.kind == ErrorKind::OPTIONS && e.message.contains("not a size such as"), "{e}");
+    let e = parse("device_memory = \"0\"").unwrap_err();
+    assert!(e.message.contains("a size of zero"), "{e}");
+    let e = parse("stream_chunk_points = 0").unwrap_err();
+    assert!(e.message.contains("nonzero"), "{e}");
+}
 
 /// Without a GPU, open says so and names the fix; with one, the device past the last is
 /// refused and device 0 reports its memory.
