@@ -7,15 +7,15 @@
 use bellperson::groth16::aggregate::AggregateVersion;
 use filecoin_hashers::{sha256::Sha256Hasher, Hasher};
 use filecoin_proofs::{
-    aggregate_seal_commit_proofs, as_safe_commitment, verify_aggregate_seal_commit_proofs, Commitment,
-    SealCommitOutput, Ticket, TreeRHasher, SINGLE_PARTITION_PROOF_LEN,
+    aggregate_seal_commit_proofs, verify_aggregate_seal_commit_proofs, Commitment, SealCommitOutput, Ticket,
+    TreeRHasher, SINGLE_PARTITION_PROOF_LEN,
 };
 use serde::{Deserialize, Serialize};
 use storage_proofs_core::{compound_proof::CompoundProof, merkle::MerkleTreeTrait};
-use storage_proofs_porep::stacked::{self, StackedCompound};
+use storage_proofs_porep::stacked::StackedCompound;
 
 use crate::{
-    input::{porep_public_params, SealProof},
+    input::{porep_public_params, stacked_public_inputs, SealProof},
     FilecoinError, FilecoinSpec,
 };
 
@@ -72,17 +72,8 @@ fn aggregate_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                  circuit's .vk from the parameter directory: fetch them with the parameters)"
             ))
         })?;
-    // The partitions' public inputs as filecoin-proofs' verify_seal computes them.
-    let public = stacked::PublicInputs {
-        replica_id,
-        tau: Some(stacked::Tau {
-            comm_d: as_safe_commitment::<<Sha256Hasher as Hasher>::Domain, _>(&comm_d, "comm_d")
-                .map_err(|e| fail(format!("{e:#}")))?,
-            comm_r: as_safe_commitment(&comm_r, "comm_r").map_err(|e| fail(format!("{e:#}")))?,
-        }),
-        k: None,
-        seed: Some(seed),
-    };
+    let public =
+        stacked_public_inputs::<Tree>(replica_id, &comm_d, &comm_r, seed).map_err(|e| fail(format!("{e:#}")))?;
     let pp = porep_public_params::<Tree>(&config).map_err(|e| fail(format!("{e:#}")))?;
     let inputs = (0..partitions)
         .map(|k| StackedCompound::<Tree, Sha256Hasher>::generate_public_inputs(&public, &pp.vanilla_params, Some(k)))

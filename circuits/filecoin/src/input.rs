@@ -864,18 +864,28 @@ fn porep_public<Tree: 'static + MerkleTreeTrait>(
             format!("{partitions} partitions of vanilla proofs, {spec} has {}", usize::from(config.partitions)),
         ));
     }
-    let public = stacked::PublicInputs {
-        replica_id: c1.replica_id,
-        tau: Some(stacked::Tau {
-            comm_d: as_safe_commitment::<<Sha256Hasher as Hasher>::Domain, _>(&c1.comm_d, "comm_d")
-                .map_err(fil(spec))?,
-            comm_r: as_safe_commitment(&c1.comm_r, "comm_r").map_err(fil(spec))?,
-        }),
-        k: None,
-        seed: Some(c1.seed),
-    };
+    let public = stacked_public_inputs::<Tree>(c1.replica_id, &c1.comm_d, &c1.comm_r, c1.seed).map_err(fil(spec))?;
     let pp = porep_public_params::<Tree>(&config).map_err(fil(spec))?;
     Ok((public, pp))
+}
+
+/// StackedDrg's public inputs of a sealed sector, as filecoin-proofs' verify_seal makes
+/// them: its replica id, commitments (checked to be field elements) and seed.
+pub(crate) fn stacked_public_inputs<Tree: MerkleTreeTrait>(
+    replica_id: <Tree::Hasher as Hasher>::Domain,
+    comm_d: &Commitment,
+    comm_r: &Commitment,
+    seed: Ticket,
+) -> anyhow::Result<PorepPublicInputs<Tree>> {
+    Ok(stacked::PublicInputs {
+        replica_id,
+        tau: Some(stacked::Tau {
+            comm_d: as_safe_commitment::<<Sha256Hasher as Hasher>::Domain, _>(comm_d, "comm_d")?,
+            comm_r: as_safe_commitment(comm_r, "comm_r")?,
+        }),
+        k: None,
+        seed: Some(seed),
+    })
 }
 
 /// Checks every partition's vanilla proofs of a whole PoRep C1 output against its public
