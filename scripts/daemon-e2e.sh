@@ -3,7 +3,9 @@
 # Curio's formats: a sector sealed by filecoin-proofs for miner 1000, its SnapDeals update
 # (of an 8 MiB sector when SIZE is larger: SnapDeals at 512 MiB is 16 partitions of 57.5 M
 # constraints, whose parameters alone take most of a GPU session) and PoSt vanilla proofs,
-# turned into Curio's requests (`bellhop fil request`); every kind proved through the
+# and an NI-PoRep sector (`porep-ni`: StackedDrg<size>V1_2_Feat_NonInteractivePoRep, its
+# partitions aggregated with an insecure SRS from `bellhop params srs`) when CIRCUITS names
+# it, turned into Curio's requests (`bellhop fil request`); every kind proved through the
 # daemon by `bellhop client` and checked by filecoin-proofs' verifiers; then, per kind,
 # COUNT proofs at once (sustained proofs per minute), and a WinningPoSt submitted behind a
 # backlog of BACKLOG PoRep C2 jobs (its latency). With CUZK_BENCH (a cuzk-bench binary,
@@ -17,7 +19,7 @@
 # Not in CI: on 2 cores PoRep's parameters alone take about 13 minutes to generate, so they
 # are kept in PARAMS (default: the bellhop cache directory's filecoin-params), shared with
 # scripts/filecoin-e2e.sh. Environment: BELLHOP, BACKEND (default cpu), STRATEGY (default
-# baseline), CIRCUITS (default "porep snap winning-post window-post"), COUNT (default 8),
+# baseline), CIRCUITS (default "porep snap winning-post window-post"; porep-ni too), COUNT (default 8),
 # BACKLOG (default 4), WORKERS (synthesis workers, default 2), CUZK_BENCH, WORK, SIZE
 # (sector size of porep and the PoSts: 2KiB, 8MiB or 512MiB), SNAP_SIZE (default SIZE if
 # 2KiB, else 8MiB), INPUTS_ONLY=1 (stop once the inputs and parameters are made: long
@@ -52,21 +54,25 @@ snap_size="${SNAP_SIZE:-$([[ $size == 2KiB ]] && echo 2KiB || echo 8MiB)}"
 # Each circuit's spec, and the sealed sector its input comes from, kept beside its requests
 # (scripts/engines-bench.sh reads them).
 for circuit in $circuits; do
-    if [[ $circuit == snap ]]; then echo "snap:$snap_size"; else echo "$circuit:$size"; fi >"$work/$circuit.spec"
-    if [[ $circuit == snap && $snap_size != "$size" ]]; then echo "$work/snap-sector"; else echo "$work/sector"; fi \
-        >"$work/$circuit.sector-dir"
+    if [[ $circuit == snap ]]; then echo "snap:$snap_size"; else echo "${circuit%-ni}:$size"; fi >"$work/$circuit.spec"
+    if [[ $circuit == snap && $snap_size != "$size" ]]; then
+        echo "$work/snap-sector"
+    elif [[ $circuit == porep-ni ]]; then
+        echo "$work/sector-ni"
+    else
+        echo "$work/sector"
+    fi >"$work/$circuit.sector-dir"
 done
 generating=()
-for circuit in $circuits; do
-    spec="$(cat "$work/$circuit.spec")"
+for spec in $(for circuit in $circuits; do cat "$work/$circuit.spec"; done | sort -u); do
     if [[ ! -f "$("$bh" --config "$config" params path "$spec")" ]]; then
         echo "== parameters of $spec (insecure, generated once), while the sectors are sealed"
-        "$bh" --config "$config" params gen "$spec" >"$work/params-$circuit.log" 2>&1 &
+        "$bh" --config "$config" params gen "$spec" >"$work/params-${spec%%:*}.log" 2>&1 &
         generating+=($!)
     fi
 done
-sealed() { # sealed DIR SIZE: a sector sealed into DIR, unless one is there already
-    [[ -f "$1/sector.json" ]] || fil seal "$1" --sector-size "$2" --seed 1 --miner 1000
+sealed() { # sealed DIR SIZE [FLAGS]: a sector sealed into DIR, unless one is there already
+    [[ -f "$1/sector.json" ]] || fil seal "$1" --sector-size "$2" --seed 1 --miner 1000 "${@:3}"
 }
 sector="$work/sector"
 sealed "$sector" "$size"
@@ -78,12 +84,18 @@ if [[ " $circuits " == *" snap "* && ! -f "$work/snap.json" ]]; then
     fil snap "$snap_sector" --seed 2 --out "$work/snap.json"
 fi
 cp "$sector/c1.json" "$work/porep.json"
+if [[ " $circuits " == *" porep-ni "* ]]; then
+    sealed "$work/sector-ni" "$size" --non-interactive
+    cp "$work/sector-ni/c1.json" "$work/porep-ni.json"
+    srs="$params/v28-fil-inner-product-v1.srs"
+    [[ -f "$srs" ]] || "$bh" --config "$config" params srs --dir "$params"
+fi
 for pid in "${generating[@]}"; do
     wait "$pid" || { cat "$work"/params-*.log; exit 1; }
 done
 for circuit in $circuits; do
     sector_arg=()
-    [[ $circuit == porep ]] && sector_arg=(--sector "$sector")
+    [[ $circuit == porep* ]] && sector_arg=(--sector "$(cat "$work/$circuit.sector-dir")")
     fil request "$(cat "$work/$circuit.spec")" --input "$work/$circuit.json" "${sector_arg[@]}" \
         --out "$work/$circuit.requests.json"
 done
@@ -117,7 +129,7 @@ for circuit in $circuits; do
     spec="$(cat "$work/$circuit.spec")"
     requests="$work/$circuit.requests.json"
     sector_arg=()
-    [[ $circuit == porep ]] && sector_arg=(--sector "$sector")
+    [[ $circuit == porep* ]] && sector_arg=(--sector "$(cat "$work/$circuit.sector-dir")")
     echo "== $spec through the daemon"
     t0=$(now)
     client prove --requests "$requests" --out "$work/$circuit.daemon.proof"
@@ -131,7 +143,7 @@ for circuit in $circuits; do
     sustained=$(since "$t0")
     jobs=$(grep -c COMPLETED "$work/$circuit.many.txt" || true)
     per_minute=$(awk -v n="$jobs" -v s="$sustained" 'BEGIN { printf "%.1f", 60 * n / s }')
-    printf '%-18s %9s %13s %9s %13s  %s\n' "$spec" "$first" "$sustained" "$jobs" "$per_minute" \
+    printf '%-18s %9s %13s %9s %13s  %s\n' "$circuit:${spec#*:}" "$first" "$sustained" "$jobs" "$per_minute" \
         "$(echo "$verdict" | grep -o 'accepted\|REJECTED')" >>"$summary"
 done
 

@@ -204,9 +204,10 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
             let input = fs::read(&input).with_context(|| format!("reading --input {}", input.display()))?;
             let sector = sector.as_deref().map(make::SealedSector::read).transpose()?;
             let proofs = reference::prove(spec, &input, sector.as_ref())?;
+            // Bytes, not proofs: an NI-PoRep's proof is one aggregate of its partitions'.
             println!(
-                "filecoin-proofs' own prover: {} proof(s) of {spec} in {:.3} s",
-                proofs.len() / 192,
+                "filecoin-proofs' own prover: {} bytes of proof of {spec} in {:.3} s",
+                proofs.len(),
                 start.elapsed().as_secs_f64()
             );
             if let Some(out) = out {
