@@ -542,6 +542,18 @@ static fr_t z_inverse(uint32_t lg_n)
     return (z_inv - fr_t::one()).reciprocal();
 }
 
+// d <- `values`' first `m` (zeros up to 2^lg_n) on `s`, from evaluations to the coset:
+// iNTT, then coset NTT.
+static void to_coset(bellhop_cuda* ctx, stream_t& s, fr_t* d, const fr_t* values, size_t m, uint32_t lg_n,
+                     pinned_buffer& staging)
+{
+    upload(ctx, s, d, values, m, staging);
+    // Zero is all-zero bits in Montgomery form too.
+    s.bzero(d + m, ((size_t)1 << lg_n) - m);
+    ntt_ops::NTT_internal(d, lg_n, NTT::InputOutputOrder::NR, NTT::Direction::inverse, NTT::Type::standard, s);
+    ntt_ops::NTT_internal(d, lg_n, NTT::InputOutputOrder::RN, NTT::Direction::forward, NTT::Type::coset, s);
+}
+
 // d_abc[0] <- h's coefficients: host[i]'s first `m` values go up to d_abc[i] (zeros up to
 // 2^lg_n), each on its own stream so that uploads overlap transforms; then iNTT, coset
 // NTT, (a·b - c) / Z and the coset iNTT. marks[0..3] are recorded on gpu[0] at the start,
@@ -556,13 +568,7 @@ static void h_on_device(bellhop_cuda* ctx, fr_t* const d_abc[3], const fr_t* con
         stream_t& s = gpu[i];
         if (i > 0)
             CUDA_OK(cudaStreamWaitEvent(s, marks[0], 0));
-        upload(ctx, s, d_abc[i], host[i], m, ctx->staging[i]);
-        // Zero is all-zero bits in Montgomery form too.
-        s.bzero(d_abc[i] + m, n - m);
-        ntt_ops::NTT_internal(d_abc[i], lg_n, NTT::InputOutputOrder::NR, NTT::Direction::inverse,
-                              NTT::Type::standard, s);
-        ntt_ops::NTT_internal(d_abc[i], lg_n, NTT::InputOutputOrder::RN, NTT::Direction::forward,
-                              NTT::Type::coset, s);
+        to_coset(ctx, s, d_abc[i], host[i], m, lg_n, ctx->staging[i]);
     }
     event_t done_b(gpu[1]), done_c(gpu[2]);
     done_b.wait(gpu[0]);
@@ -587,16 +593,10 @@ static void h_in_two_buffers(bellhop_cuda* ctx, fr_t* d_a, fr_t* d_b, const fr_t
 {
     const gpu_t& gpu = ctx->gpu();
     size_t n = (size_t)1 << lg_n;
-    auto transform = [&](stream_t& s, fr_t* d, const fr_t* values, pinned_buffer& staging) {
-        upload(ctx, s, d, values, m, staging);
-        s.bzero(d + m, n - m);
-        ntt_ops::NTT_internal(d, lg_n, NTT::InputOutputOrder::NR, NTT::Direction::inverse, NTT::Type::standard, s);
-        ntt_ops::NTT_internal(d, lg_n, NTT::InputOutputOrder::RN, NTT::Direction::forward, NTT::Type::coset, s);
-    };
     CUDA_OK(cudaEventRecord(marks[0], gpu[0]));
     CUDA_OK(cudaStreamWaitEvent(gpu[1], marks[0], 0));
-    transform(gpu[0], d_a, host[0], ctx->staging[0]);
-    transform(gpu[1], d_b, host[1], ctx->staging[1]);
+    to_coset(ctx, gpu[0], d_a, host[0], m, lg_n, ctx->staging[0]);
+    to_coset(ctx, gpu[1], d_b, host[1], m, lg_n, ctx->staging[1]);
     event_t done_b(gpu[1]);
     done_b.wait(gpu[0]);
     int sm_count = gpu.sm_count();
@@ -605,7 +605,7 @@ static void h_in_two_buffers(bellhop_cuda* ctx, fr_t* d_a, fr_t* d_b, const fr_t
     event_t product(gpu[0]);
     product.wait(gpu[1]);
     // c's own staging: b's copy may still be reading the buffer b went through.
-    transform(gpu[1], d_b, host[2], ctx->staging[2]);
+    to_coset(ctx, gpu[1], d_b, host[2], m, lg_n, ctx->staging[2]);
     event_t done_c(gpu[1]);
     done_c.wait(gpu[0]);
     CUDA_OK(cudaEventRecord(marks[1], gpu[0]));
