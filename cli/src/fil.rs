@@ -156,11 +156,7 @@ fn write(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
 }
 
 pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
-    // filecoin-proofs reads its directories once, on first use.
-    bellhop_filecoin::set_directories(
-        &context.config.params.dir,
-        &bellhop_plugin_sdk::dirs::cache_dir("filecoin-parents")?,
-    );
+    context.use_params_dir_for_filecoin_proofs()?;
     let start = Instant::now();
     match command {
         Command::Seal { dir, sector_size, seed, miner, synthetic_porep, non_interactive } => {

@@ -166,6 +166,16 @@ struct Proving {
 }
 
 impl Context {
+    /// Points filecoin-proofs (its verifiers, SnarkPack aggregation, PoRep's parent cache)
+    /// at `[params] dir`; filecoin-proofs reads its directories once, on first use.
+    fn use_params_dir_for_filecoin_proofs(&self) -> Result<()> {
+        bellhop_filecoin::set_directories(
+            &self.config.params.dir,
+            &bellhop_plugin_sdk::dirs::cache_dir("filecoin-parents")?,
+        );
+        Ok(())
+    }
+
     /// Parses `circuit`, opens the configured backend and strategy, and reads the
     /// circuit's parameters (`params`, else the circuit's file in `[params] dir`).
     fn proving(&self, circuit: &str, params: Option<&std::path::Path>) -> Result<Proving> {

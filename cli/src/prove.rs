@@ -117,13 +117,9 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
     // of the memory.
     let spec: CircuitSpec = args.circuit.parse()?;
     spec.refuse_benchmark_only()?;
-    // filecoin-proofs reads an NI-PoRep's verifying key and SnarkPack SRS from its own
-    // directory setting, on first use: `[params] dir`, where this proof's parameters are.
+    // An NI-PoRep's aggregation reads its verifying key and SRS where its parameters are.
     if spec.reads_input() {
-        bellhop_filecoin::set_directories(
-            &context.config.params.dir,
-            &bellhop_plugin_sdk::dirs::cache_dir("filecoin-parents")?,
-        );
+        context.use_params_dir_for_filecoin_proofs()?;
     }
     let input = match &args.input {
         Some(path) => std::fs::read(path).with_context(|| format!("reading --input {}", path.display()))?,

@@ -76,7 +76,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         config.daemon.status_listen.clone_from(status);
     }
     super::warn_if_unverified(&config);
-    bellhop_filecoin::set_directories(&config.params.dir, &bellhop_plugin_sdk::dirs::cache_dir("filecoin-parents")?);
+    context.use_params_dir_for_filecoin_proofs()?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     runtime.block_on(async {
         let daemon = &config.daemon;
