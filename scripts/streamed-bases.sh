@@ -7,7 +7,8 @@
 #
 #   .device-bundle/streamed-bases.sh [BUNDLE]
 #
-# Environment: CIRCUIT (default chain:262000, a 2^18 domain), BUDGET (default 32MiB),
+# Environment: CIRCUIT (default chain:262000, a 2^18 domain), BUDGET (default 720MiB: the
+# budget counts the CUDA context, about 690 MiB on an H200, so 32 MiB are left to Bellhop),
 # RUNS (default 15), WORK (parameters; default a new temporary directory), OUT.
 set -euo pipefail
 bundle="$(cd "${1:-$(dirname "$0")}" && pwd)"
@@ -18,7 +19,7 @@ export BELLHOP_PLUGIN_DIR="$bundle" BELLHOP_REQUIRE_GPU=1
 chmod go-w "$bundle"/*.so 2>/dev/null || true
 bh="$bundle/bellhop"
 circuit="${CIRCUIT:-chain:262000}"
-budget="${BUDGET:-32MiB}"
+budget="${BUDGET:-720MiB}"
 config="$work/bellhop.toml"
 printf '[params]\ndir = "%s"\n[backend]\nplugin = "cuda"\n' "$work/params" >"$config"
 streamed="$work/bellhop-streamed.toml"

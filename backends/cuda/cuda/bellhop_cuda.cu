@@ -218,7 +218,8 @@ struct bellhop_cuda {
     // proof_msms page-locks a, b, c and aux in place for its call (host_registration), and
     // bases that stream from the host stay page-locked while kept.
     bool register_host;
-    // The most device memory the kept bases and one call's buffers may take.
+    // The most device memory the kept bases and one call's buffers may take
+    // (device_memory less the CUDA context).
     size_t budget;
     // The most points of one streamed MSM chunk; 0: as many as the budget allows. Set,
     // the bases always stream.
@@ -274,7 +275,7 @@ struct bellhop_cuda {
     [[noreturn]] void too_small(const char* what, size_t needed) const
     {
         throw cuda_error(cudaErrorMemoryAllocation,
-                         fmt("device_memory (%zu MiB) is too small: %s needs at least %zu MiB of the GPU; raise "
+                         fmt("device_memory, less the CUDA context, (%zu MiB) is too small: %s needs at least %zu MiB of the GPU; raise "
                              "[backend.options] device_memory, or leave it out to use the card's free memory",
                              mib(budget), what, mib(needed)));
     }

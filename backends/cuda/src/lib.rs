@@ -18,8 +18,9 @@
 //!   `proof_msms` call (cudaHostRegister), so that they upload asynchronously at the bus's
 //!   speed (its cost timed as `register` and `release`), and bases that stream (below) for
 //!   as long as they are kept.
-//! - `device_memory = "20GiB"` bounds the GPU memory the kept bases and a call's buffers
-//!   take (default: the card's free memory when opened). Bases are kept on the GPU while
+//! - `device_memory = "20GiB"` bounds the GPU memory the process takes on the card: the
+//!   CUDA context (what is in use when the backend opens, at most 1 GiB), the kept bases
+//!   and a call's buffers (default: the card's free memory when opened, for the last two). Bases are kept on the GPU while
 //!   they and a proof's buffers fit it; beyond it they stay in host memory and each MSM
 //!   streams them through the GPU in chunks sized to what is left (`proof_msms` then holds
 //!   only what each MSM reads, and reports the MSMs' time as `streamed`), so a 32 GiB
@@ -78,14 +79,19 @@ pub struct Options {
     /// Page-lock each proof's a, b, c and aux in place for its `proof_msms` call, and the
     /// bases that stream while they are kept.
     pub register_host_memory: bool,
-    /// The most GPU memory kept bases and a call's buffers take (`"20GiB"`); `None`: the
-    /// card's free memory when opened.
+    /// The most GPU memory this process takes on the card (`"20GiB"`): the CUDA context
+    /// (the memory in use when the backend opens, at most 1 GiB), kept bases and a call's
+    /// buffers; `None`: the card's free memory when opened, for the bases and buffers.
     #[serde(deserialize_with = "options::optional_size")]
     pub device_memory: Option<u64>,
     /// Stream the bases always, at most this many in one MSM chunk; `None`: only those the
     /// budget cannot keep, in chunks as large as it allows.
     pub stream_chunk_points: Option<NonZeroUsize>,
 }
+
+/// The most of the card's memory in use when the backend opens that an explicit
+/// `device_memory` counts as this process's CUDA context.
+const CONTEXT_AT_MOST: u64 = 1 << 30;
 
 /// An opened GPU.
 pub struct CudaBackend<V: Variant> {
@@ -111,9 +117,12 @@ impl<V: Variant> CudaBackend<V> {
     /// Opens GPU `device` with `options`.
     pub fn new(device: u32, options: Options) -> Result<Self, PluginError> {
         check_device(V::NAME, device)?;
+        // The CUDA context exists once the memory is read, so what is in use now counts
+        // against an explicit budget (at most CONTEXT_AT_MOST: more is other processes').
+        let memory = gpu_memory(device)?;
         let budget = match options.device_memory {
-            Some(bytes) => bytes,
-            None => gpu_memory(device)?.free_bytes,
+            Some(bytes) => bytes.saturating_sub((memory.total_bytes - memory.free_bytes).min(CONTEXT_AT_MOST)),
+            None => memory.free_bytes,
         };
         let budget = usize::try_from(budget).unwrap_or(usize::MAX);
         let chunk_cap = options.stream_chunk_points.map_or(0, NonZeroUsize::get);

@@ -3,7 +3,7 @@
 //! chunks); on every machine, the options' parsing and the clear refusal of a GPU that is
 //! not there.
 
-use bellhop_cuda::{gpus, CudaBackend, Options, Pageable, Pinned, Variant};
+use bellhop_cuda::{gpu_memory, gpus, CudaBackend, Options, Pageable, Pinned, Variant};
 use bellhop_plugin_sdk::{
     backend::{open_embedded, BackendBox},
     options, ErrorKind, OpenRequest, PluginError,
@@ -25,18 +25,26 @@ bellhop_conformance::conformance_tests!(
     skip_unless = !gpus().is_empty()
 );
 // With a chunk size set every MSM streams its bases: 100 points split the larger shapes'
-// MSMs, and 12 MiB holds one G2 chunk's buckets beside a proof's buffers.
+// MSMs, and 12 MiB beside the CUDA context holds one G2 chunk's buckets beside a proof's
+// buffers.
 bellhop_conformance::conformance_tests!(
     cuda_streamed,
-    open_with::<Pageable>(0, "device_memory = \"12MiB\"\nstream_chunk_points = 100").unwrap(),
+    open_with::<Pageable>(0, &streamed("stream_chunk_points = 100")).unwrap(),
     skip_unless = !gpus().is_empty()
 );
 bellhop_conformance::conformance_tests!(
     cuda_streamed_registered,
-    open_with::<Pageable>(0, "device_memory = \"12MiB\"\nstream_chunk_points = 100\nregister_host_memory = true")
-        .unwrap(),
+    open_with::<Pageable>(0, &streamed("stream_chunk_points = 100\nregister_host_memory = true")).unwrap(),
     skip_unless = !gpus().is_empty()
 );
+
+/// `options` with a `device_memory` of 12 MiB more than GPU 0 has in use now (the
+/// context, which the budget counts).
+fn streamed(options: &str) -> String {
+    let memory = gpu_memory(0).unwrap();
+    let budget = memory.total_bytes - memory.free_bytes + (12 << 20);
+    format!("device_memory = \"{budget}\"\n{options}")
+}
 
 #[test]
 fn device_memory_options_parse_and_refuse_clearly() {
