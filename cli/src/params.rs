@@ -237,12 +237,13 @@ fn srs(context: &Context, args: &SrsArgs) -> Result<ExitCode> {
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let start = Instant::now();
     let proofs = args.proofs.next_power_of_two();
-    match args.seed {
-        Some(seed) => {
-            bellhop_filecoin::aggregate::write_insecure_srs(&path, proofs, &mut ChaCha20Rng::seed_from_u64(seed))?
-        }
-        None => bellhop_filecoin::aggregate::write_insecure_srs(&path, proofs, &mut OsRng)?,
+    let srs = match args.seed {
+        Some(seed) => bellhop_filecoin::aggregate::insecure_srs(proofs, &mut ChaCha20Rng::seed_from_u64(seed)),
+        None => bellhop_filecoin::aggregate::insecure_srs(proofs, &mut OsRng),
     }
+    .context("serializing the SRS")?;
+    // Whole or not at all: the scripts take an SRS file that exists for a finished one.
+    bellhop_plugin_sdk::dirs::write_atomically(&path, &srs).with_context(|| format!("cannot write {}", path.display()))?;
     println!(
         "wrote {} for up to {proofs} proofs in {:.1} s (insecure: random toxic waste; for development only)",
         path.display(),

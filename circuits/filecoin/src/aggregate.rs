@@ -94,15 +94,12 @@ fn aggregate_with<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     Ok(aggregate)
 }
 
-/// Writes to `path` a SnarkPack SRS for aggregating up to `proofs` proofs, from random
-/// toxic waste drawn from `rng` (INSECURE: for development and tests; operators fetch the
-/// published [`SRS_FILE`]).
-pub fn write_insecure_srs(path: &std::path::Path, proofs: usize, rng: &mut impl rand::RngCore) -> anyhow::Result<()> {
-    use anyhow::Context as _;
+/// A SnarkPack SRS for aggregating up to `proofs` proofs, serialized as filecoin-proofs
+/// reads [`SRS_FILE`], from random toxic waste drawn from `rng` (INSECURE: for development
+/// and tests; operators fetch the published file).
+pub fn insecure_srs(proofs: usize, rng: &mut impl rand::RngCore) -> std::io::Result<Vec<u8>> {
     let srs = bellperson::groth16::aggregate::setup_fake_srs::<blstrs::Bls12, _>(rng, proofs);
-    let mut file = std::io::BufWriter::new(
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
-    );
-    srs.write(&mut file).with_context(|| format!("writing {}", path.display()))?;
-    std::io::Write::flush(&mut file).with_context(|| format!("writing {}", path.display()))
+    let mut bytes = Vec::new();
+    srs.write(&mut bytes)?;
+    Ok(bytes)
 }
