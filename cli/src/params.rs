@@ -243,7 +243,8 @@ fn srs(context: &Context, args: &SrsArgs) -> Result<ExitCode> {
     }
     .context("serializing the SRS")?;
     // Whole or not at all: the scripts take an SRS file that exists for a finished one.
-    bellhop_plugin_sdk::dirs::write_atomically(&path, &srs).with_context(|| format!("cannot write {}", path.display()))?;
+    bellhop_plugin_sdk::dirs::write_atomically(&path, &srs)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     println!(
         "wrote {} for up to {proofs} proofs in {:.1} s (insecure: random toxic waste; for development only)",
         path.display(),
