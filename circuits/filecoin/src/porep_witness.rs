@@ -1,15 +1,21 @@
-//! PoRep C2's witness without building the labels' SHA-256 constraints.
+//! PoRep C2's witness without building SHA-256 constraints.
 //!
 //! Under a witness generator (`ConstraintSystem::is_witness_generator`), a PoRep circuit
 //! allocates what filecoin-proofs' `StackedCircuit` allocates, in its order, with its
-//! gadgets, except that each challenge's labels (SHA-256 over the replica id, the node
-//! and 37 parents: most of the circuit) come from [`sha256_witness`], which computes the
+//! gadgets, except for SHA-256: each challenge's labels (SHA-256 over the replica id, the
+//! node and 37 parents: most of the circuit) and each level of its comm_d path (a binary
+//! SHA-256 tree, 30 levels at 32 GiB) come from [`sha256_witness`], which computes the
 //! same variables on plain bits. Nothing is enforced there, so no constraint changes; the
 //! tests hold the assignment to the gadgets' own, value for value.
 
 use std::marker::PhantomData;
 
-use bellpepper_core::{num::AllocatedNum, ConstraintSystem, SynthesisError};
+use bellpepper_core::{
+    boolean::{AllocatedBit, Boolean},
+    num::AllocatedNum,
+    ConstraintSystem, SynthesisError,
+};
+use bellperson::gadgets::multipack;
 use blstrs::Scalar;
 use ff::PrimeField;
 use filecoin_hashers::{
@@ -20,6 +26,7 @@ use storage_proofs_core::{
     gadgets::{
         constraint,
         encode::encode,
+        insertion::insert,
         por::{AuthPath, PoRCircuit},
         uint64::UInt64,
         variables::Root,
@@ -28,7 +35,7 @@ use storage_proofs_core::{
     util::reverse_bit_numbering,
 };
 use storage_proofs_porep::stacked;
-use typenum::{U0, U11, U2};
+use typenum::{U11, U2};
 
 use crate::{
     porep::PorepHead,
@@ -55,11 +62,15 @@ struct Column<Tree: MerkleTreeTrait> {
     path: TreePath<Tree>,
 }
 
+/// A path in a binary tree, leaf to root: at each level the sibling and the node's index
+/// (`MerkleProof::as_options`).
+type BinaryPath = Vec<(Vec<Option<Scalar>>, Option<usize>)>;
+
 /// One challenge's private values, as `StackedCircuit`'s proof of it holds them.
 pub(crate) struct Challenge<Tree: MerkleTreeTrait> {
     node: u64,
     data_leaf: Scalar,
-    comm_d_path: AuthPath<Sha256Hasher, U2, U0, U0>,
+    comm_d_path: BinaryPath,
     comm_r_last_path: TreePath<Tree>,
     comm_c_path: TreePath<Tree>,
     drg_parents: Vec<Column<Tree>>,
@@ -103,7 +114,7 @@ impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
         Ok(Self {
             node: proof.comm_d_proofs.path_index() as u64,
             data_leaf: proof.comm_d_proofs.leaf().into(),
-            comm_d_path: proof.comm_d_proofs.as_options().into(),
+            comm_d_path: proof.comm_d_proofs.as_options(),
             comm_r_last_path: proof.comm_r_last_proof.as_options().into(),
             comm_c_path: columns.c_x.inclusion_proof.as_options().into(),
             drg_parents: columns.drg_parents.into_iter().map(column).collect(),
@@ -137,6 +148,40 @@ where
         Root::from_allocated::<CS>(root.clone()),
         true,
     )
+}
+
+/// The inclusion of `leaf` under `root` in comm_d's binary SHA-256 tree, as
+/// `PoRCircuit` checks it with `Sha256Hasher` (its index bit, sibling and ordered pair at
+/// each level, then the pair's bits hashed), each level's SHA-256 on plain bits.
+fn enforce_comm_d_inclusion<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    path: BinaryPath,
+    root: &AllocatedNum<Scalar>,
+    leaf: &AllocatedNum<Scalar>,
+) -> Result<(), SynthesisError> {
+    let mut cur = leaf.clone();
+    let mut index_bits = Vec::with_capacity(path.len());
+    for (siblings, index) in path {
+        let (&[Some(sibling)], Some(index)) = (&siblings[..], index) else {
+            return Err(SynthesisError::AssignmentMissing);
+        };
+        let bit = Boolean::from(AllocatedBit::alloc(&mut *cs, Some(index & 1 == 1))?);
+        let sibling = alloc(cs, sibling)?;
+        let pair = insert(cs, &cur, std::slice::from_ref(&bit), &[sibling])?;
+        index_bits.push(bit);
+        // `Sha256Function::hash_multi_leaf_circuit`: each number's bits, padded to whole
+        // bytes and numbered within each byte the other way round.
+        let mut message = Vec::with_capacity(2 * 256);
+        for num in &pair {
+            let mut bits = num.to_bits_le(&mut *cs)?.iter().map(Bit::of).collect::<Result<Vec<_>, _>>()?;
+            bits.resize(bits.len().next_multiple_of(8), Bit::Const(false));
+            message.extend(bits.chunks_exact(8).flat_map(|byte| byte.iter().rev()));
+        }
+        cur = hash_bits(cs, &message)?;
+    }
+    multipack::pack_into_inputs(&mut *cs, &index_bits)?;
+    constraint::equal(cs, || "comm_d", &cur, root);
+    Ok(())
 }
 
 /// The Poseidon hash of a column, as `StackedCircuit` computes it.
@@ -195,7 +240,7 @@ fn prove_challenge<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Scalar>
     replica_id: &[Bit],
 ) -> Result<(), SynthesisError> {
     let data_leaf = alloc(cs, challenge.data_leaf)?;
-    enforce_inclusion(cs, challenge.comm_d_path, comm_d, &data_leaf)?;
+    enforce_comm_d_inclusion(cs, challenge.comm_d_path, comm_d, &data_leaf)?;
 
     let drg_parents = open_columns(cs, challenge.drg_parents, comm_c)?;
     let exp_parents = open_columns(cs, challenge.exp_parents, comm_c)?;
@@ -269,8 +314,16 @@ fn label<CS: ConstraintSystem<Scalar>>(
         pad(&mut message, 256);
     }
 
-    let digest = sha256_witness::sha256(cs, &message)?;
-    // Bits numbered within each byte the other way round, then the first 254 packed.
+    hash_bits(cs, &message)
+}
+
+/// `Sha256Function::hash_circuit`: SHA-256 of `message` on plain bits, the digest's bits
+/// numbered within each byte the other way round and the first 254 packed into one number.
+fn hash_bits<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    message: &[Bit],
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    let digest = sha256_witness::sha256(cs, message)?;
     let bits = digest.chunks(8).flat_map(|byte| byte.iter().rev()).take(Scalar::CAPACITY as usize);
     let mut repr = [0u8; 32];
     for (i, bit) in bits.enumerate() {
@@ -313,6 +366,33 @@ mod tests {
         let Ok((_, again)) = Box::new(whole()).into_parts() else { unreachable!() };
         for (i, (piece, same)) in pieces.into_iter().zip(again).enumerate() {
             assert!(synthesize(piece, true) == synthesize(same, false), "challenge {i}'s piece differs");
+        }
+    }
+
+    /// Partition 0 of a synthetic C1 output, as a witness generator and with the gadgets:
+    /// the same assignment. At 2 KiB by default; `BELLHOP_WITNESS_SIZE=512MiB` (or 32GiB)
+    /// checks it at a real sector's tree depths (minutes, and gigabytes of memory).
+    #[test]
+    fn synthetic_porep_witness_is_the_gadgets() {
+        let size = std::env::var("BELLHOP_WITNESS_SIZE").map_or(SectorSize::Kib2, |s| s.parse().unwrap());
+        let spec = FilecoinSpec { kind: Kind::SyntheticPorep, sector_size: size };
+        let c1 = crate::synthetic::porep_c1(size, 9).unwrap();
+        let synthesize = |generator: bool| {
+            let start = std::time::Instant::now();
+            let mut cs = Allocations::new(generator);
+            spec.instance(&c1, 0).unwrap().circuit.synthesize(&mut cs).unwrap();
+            (cs.inputs, cs.aux, start.elapsed())
+        };
+        let (inputs, aux, gadgets) = synthesize(false);
+        let (witness_inputs, witness_aux, witness) = synthesize(true);
+        eprintln!(
+            "{spec} partition 0: {} variables; with the gadgets {gadgets:.2?}, as a witness {witness:.2?}",
+            aux.len()
+        );
+        assert_eq!(witness_inputs, inputs, "public inputs");
+        assert_eq!(witness_aux.len(), aux.len(), "aux count");
+        if let Some(i) = (0..aux.len()).find(|&i| witness_aux[i] != aux[i]) {
+            panic!("aux variable {i} of {} differs", aux.len());
         }
     }
 }
