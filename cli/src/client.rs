@@ -232,11 +232,13 @@ async fn command(addr: &str, token: Option<&str>, params: &Path, command: Comman
 fn finish(results: &[AwaitProofResponse], out: Option<&PathBuf>) -> Result<ExitCode> {
     let completed = results.iter().all(|r| r.status == AwaitStatus::Completed as i32);
     if let Some(out) = out {
-        if completed {
+        if !completed {
+            eprintln!("not every request completed: {} not written", out.display());
+        } else if results.iter().any(|r| r.proof.is_empty()) {
+            eprintln!("a benchmark-only job returns no proof: {} not written", out.display());
+        } else {
             let proofs: Vec<u8> = results.iter().flat_map(|r| r.proof.iter().copied()).collect();
             std::fs::write(out, proofs).with_context(|| format!("writing {}", out.display()))?;
-        } else {
-            eprintln!("not every request completed: {} not written", out.display());
         }
     }
     Ok(if completed { ExitCode::SUCCESS } else { ExitCode::FAILURE })

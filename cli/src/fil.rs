@@ -70,7 +70,9 @@ pub(super) enum Command {
     },
     /// Curio's requests for a proof of CIRCUIT from INPUT, as `bellhop serve` takes them
     /// (`bellhop client prove --requests FILE`): one for PoRep, WinningPoSt and SnapDeals,
-    /// one per partition for WindowPoSt. Written as a JSON list.
+    /// one per partition for WindowPoSt. Written as a JSON list. synthetic-porep's, from a
+    /// synthetic C1 output, is for measuring a daemon that admits it
+    /// (`[daemon] synthetic_benchmarks`), which returns no proof.
     Request {
         /// The circuit, e.g. window-post:2KiB.
         circuit: String,
@@ -136,11 +138,16 @@ pub(super) struct PostArgs {
 /// The Filecoin spec of `circuit`, or an error naming the Filecoin circuits (and one for
 /// a circuit only benchmarks take).
 fn filecoin_spec(circuit: &str) -> Result<FilecoinSpec> {
+    let spec = any_filecoin_spec(circuit)?;
+    CircuitSpec::Filecoin(spec).refuse_benchmark_only()?;
+    Ok(spec)
+}
+
+/// The Filecoin spec of `circuit` (benchmark-only ones too), or an error naming the
+/// Filecoin circuits.
+fn any_filecoin_spec(circuit: &str) -> Result<FilecoinSpec> {
     match circuit.parse::<CircuitSpec>()? {
-        spec @ CircuitSpec::Filecoin(filecoin) => {
-            spec.refuse_benchmark_only()?;
-            Ok(filecoin)
-        }
+        CircuitSpec::Filecoin(filecoin) => Ok(filecoin),
         other => bail!("{other} is not a Filecoin circuit (porep, winning-post, window-post or snap, e.g. porep:2KiB)"),
     }
 }
@@ -188,7 +195,7 @@ pub(super) fn run(context: &Context, command: Command) -> Result<ExitCode> {
             );
         }
         Command::Request { circuit, input, sector, out } => {
-            let spec = filecoin_spec(&circuit)?;
+            let spec = any_filecoin_spec(&circuit)?;
             let input = fs::read(&input).with_context(|| format!("reading --input {}", input.display()))?;
             let sector = sector.as_deref().map(make::SealedSector::read).transpose()?;
             let requests = curio::requests(spec, &input, sector.as_ref())?;

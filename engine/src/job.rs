@@ -161,6 +161,12 @@ pub enum Outcome {
         /// Where its time went.
         timings: Timings,
     },
+    /// Every partition of a benchmark-only job (`[daemon] synthetic_benchmarks`) proved:
+    /// no proof, since its input is synthetic and its proofs prove nothing.
+    Benchmarked {
+        /// Where its time went.
+        timings: Timings,
+    },
     /// A partition could not be proved; the reason.
     Failed(String),
     /// Cancelled before it finished.
@@ -168,10 +174,11 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// `completed`, `failed` or `cancelled`, as metrics label it.
+    /// `completed`, `benchmarked`, `failed` or `cancelled`, as metrics label it.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Completed { .. } => "completed",
+            Self::Benchmarked { .. } => "benchmarked",
             Self::Failed(_) => "failed",
             Self::Cancelled => "cancelled",
         }

@@ -49,6 +49,7 @@ pub(crate) struct Accepted {
 #[serde(tag = "outcome", rename_all = "snake_case")]
 enum Ended {
     Completed { proof: String, timings: Timings },
+    Benchmarked { timings: Timings },
     Failed { why: String },
     Cancelled,
 }
@@ -432,6 +433,7 @@ impl Journal {
             Outcome::Completed { proof, timings } => {
                 Ended::Completed { proof: base64::engine::general_purpose::STANDARD.encode(proof), timings: *timings }
             }
+            Outcome::Benchmarked { timings } => Ended::Benchmarked { timings: *timings },
             Outcome::Failed(why) => Ended::Failed { why: why.clone() },
             Outcome::Cancelled => Ended::Cancelled,
         };
@@ -453,6 +455,7 @@ impl Ended {
                 Ok(proof) => Outcome::Completed { proof, timings },
                 Err(e) => Outcome::Failed(format!("its proof in the journal is damaged ({e}); submit it again")),
             },
+            Ended::Benchmarked { timings } => Outcome::Benchmarked { timings },
             Ended::Failed { why } => Outcome::Failed(why),
             Ended::Cancelled => Outcome::Cancelled,
         }

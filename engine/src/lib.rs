@@ -92,7 +92,7 @@ pub struct Status {
     pub queues: Vec<QueueStatus>,
     /// The jobs started and not ended, highest ranked first.
     pub running: Vec<RunningJob>,
-    /// Jobs completed since start.
+    /// Jobs completed since start (benchmark-only ones too).
     pub completed: u64,
     /// Jobs failed since start.
     pub failed: u64,
@@ -345,7 +345,7 @@ impl Engine {
                 request.circuit
             )));
         }
-        request.circuit.refuse_benchmark_only().map_err(|e| Refused::Invalid(e.to_string()))?;
+        shared.admit(&request.circuit).map_err(Refused::Invalid)?;
         let digest = request.digest();
         // Before the state lock: it may read the parameter file's header.
         let params = shared.check_params(&request.circuit);
@@ -581,7 +581,7 @@ impl Engine {
 
     /// Loads the parameters of `circuit` and lets every device keep their bases.
     pub fn preload(&self, circuit: &CircuitSpec) -> Result<Preloaded, Refused> {
-        circuit.refuse_benchmark_only().map_err(|e| Refused::Invalid(e.to_string()))?;
+        self.shared.admit(circuit).map_err(Refused::Invalid)?;
         self.shared.check_params(circuit)?;
         // An operator's call, ranked with NORMAL work that came before it.
         let rank = (Reverse(Priority::Normal), u64::MAX);
@@ -737,7 +737,9 @@ impl Shared {
                     self.end(&mut state, seq, Outcome::Failed(why));
                     kept += 1;
                 }
-                (None, Some(input)) => match circuit.prepare(&input) {
+                (None, Some(input)) => match self.admit(&circuit).and_then(|()| {
+                    circuit.prepare(&input).map_err(|e| format!("its input, read back after a restart: {e}"))
+                }) {
                     Ok(PreparedInput { partitions: prepared, aggregation }) => {
                         tracing::info!(
                             job = %id,
@@ -753,13 +755,9 @@ impl Shared {
                         state.insert(entry);
                         requeued += 1;
                     }
-                    Err(e) => {
+                    Err(why) => {
                         state.insert(entry(none()));
-                        self.end(
-                            &mut state,
-                            seq,
-                            Outcome::Failed(format!("its input, read back after a restart: {e}")),
-                        );
+                        self.end(&mut state, seq, Outcome::Failed(why));
                         kept += 1;
                     }
                 },

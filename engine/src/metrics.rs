@@ -129,7 +129,7 @@ impl Metrics {
     /// Counts a job that ended; a completed one's timings go into the histograms.
     pub(crate) fn job_ended(&self, kind: JobKind, outcome: &Outcome) {
         self.jobs.get_or_create(&KindOutcome { kind: kind.name(), outcome: outcome.name() }).inc();
-        if let Outcome::Completed { timings, .. } = outcome {
+        if let Outcome::Completed { timings, .. } | Outcome::Benchmarked { timings } = outcome {
             let Timings { queue_wait, synthesis, proving, total, .. } = *timings;
             let label = KindLabel { kind: kind.name() };
             self.queue_wait.get_or_create(&label).observe(queue_wait.as_secs_f64());

@@ -137,7 +137,7 @@ impl JobEntry {
     /// it runs or once it completed; after it failed or was cancelled it runs anew.
     pub(crate) fn answers_again(&self) -> bool {
         match &*self.outcome.borrow() {
-            None | Some(Outcome::Completed { .. }) => true,
+            None | Some(Outcome::Completed { .. } | Outcome::Benchmarked { .. }) => true,
             Some(Outcome::Failed(_) | Outcome::Cancelled) => false,
         }
     }
@@ -344,6 +344,20 @@ impl Shared {
         Ok(())
     }
 
+    /// Whether the engine takes `circuit`: a benchmark-only one (synthetic input) only
+    /// with `[daemon] synthetic_benchmarks`.
+    pub(crate) fn admit(&self, circuit: &CircuitSpec) -> Result<(), String> {
+        if self.config.daemon.synthetic_benchmarks {
+            return Ok(());
+        }
+        circuit.refuse_benchmark_only().map_err(|e| {
+            format!(
+                "{e}; to measure the daemon with it, set [daemon] synthetic_benchmarks = true (its jobs then complete \
+                 without a proof)"
+            )
+        })
+    }
+
     /// Refuses a new job of `priority` with `bytes` of input when the jobs not ended
     /// would pass `[daemon] max_queued` or `max_queued_bytes`; HIGH and CRITICAL jobs
     /// (PoSt) may use up to twice those, so that a flood of other work never shuts them out.
@@ -470,7 +484,7 @@ impl Shared {
         // Written once the state lock is released (`SharedJournal::flush`).
         self.journal.defer_end(Arc::clone(&id), outcome.clone());
         match &outcome {
-            Outcome::Completed { .. } => state.ended[0] += 1,
+            Outcome::Completed { .. } | Outcome::Benchmarked { .. } => state.ended[0] += 1,
             Outcome::Failed(why) => {
                 tracing::warn!(job = %id, "failed: {why}");
                 state.ended[1] += 1;
@@ -633,7 +647,8 @@ impl Shared {
                     circuit.to_string(),
                     srs,
                     assignment,
-                    self.config.pipeline.verify,
+                    // A benchmark's proofs prove nothing, so none would verify.
+                    self.config.pipeline.verify && !circuit.benchmark_only(),
                     Arc::clone(&dealloc),
                     (lease, reservation),
                 )
@@ -771,7 +786,9 @@ impl Shared {
     fn file_proof(&self, state: &mut State, key: &TaskKey, proof: Vec<u8>, took: Duration) -> Option<ToAggregate> {
         let job = state.jobs.get_mut(&key.seq).filter(|job| job.ended.is_none())?;
         job.timings.proving += took;
-        job.proofs[key.partition] = Some(proof);
+        let benchmark = job.circuit.benchmark_only();
+        // A benchmark's proofs prove nothing: none is kept.
+        job.proofs[key.partition] = Some(if benchmark { Vec::new() } else { proof });
         job.inputs.proved(key.partition);
         let held = job.inputs.bytes();
         if let Some(memory) = &mut job.input_memory {
@@ -786,6 +803,11 @@ impl Shared {
             job.proofs.len()
         );
         if !job.proofs.iter().all(Option::is_some) {
+            return None;
+        }
+        if benchmark {
+            let timings = Timings { total: job.submitted.elapsed(), ..job.timings };
+            self.end(state, key.seq, Outcome::Benchmarked { timings });
             return None;
         }
         let proofs = job.proofs.iter().flatten().flatten().copied().collect();

@@ -10,7 +10,10 @@ use std::{
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_engine::{Engine, JobKind, JobRequest, Outcome, Priority, Refused, Waited};
-use bellhop_host::{config::Config, params};
+use bellhop_host::{
+    config::{Config, DaemonConfig},
+    params,
+};
 use bellperson::groth16::{generate_random_parameters, prepare_verifying_key, verify_proof, Parameters, Proof};
 use blstrs::Bls12;
 use rand::SeedableRng;
@@ -492,7 +495,7 @@ async fn missing_parameters_are_refused_with_the_file_and_the_fix() {
 }
 
 /// A benchmark-only circuit (synthetic input, proofs that prove nothing) is never proved
-/// for a caller.
+/// for a caller unless `[daemon] synthetic_benchmarks` admits it.
 #[tokio::test]
 async fn benchmark_only_circuits_are_refused() {
     let engine = engine(1, 0.0);
@@ -507,8 +510,49 @@ async fn benchmark_only_circuits_are_refused() {
         aggregation: None,
     };
     let Err(Refused::Invalid(why)) = engine.submit(request) else { panic!("a synthetic-porep job was taken") };
-    assert!(why.contains("for benchmarks only"), "{why}");
+    assert!(why.contains("for benchmarks only") && why.contains("synthetic_benchmarks = true"), "{why}");
     assert!(matches!(engine.preload(&circuit), Err(Refused::Invalid(_))));
+}
+
+/// Admitted (`[daemon] synthetic_benchmarks`), a synthetic PoRep is proved as a real one
+/// is, and completes without a proof, also as the journal gives it back; a job journaled
+/// while admitted fails after a restart that no longer admits it.
+#[tokio::test]
+async fn admitted_benchmarks_complete_without_a_proof() {
+    let circuit: CircuitSpec = "synthetic-porep:2KiB".parse().unwrap();
+    let params = tempfile::tempdir().unwrap();
+    let shape = circuit.shape().unwrap().into();
+    bellhop_host::synthetic_params::write(&shape, 1, &params.path().join(circuit.params_file_name().unwrap())).unwrap();
+    let input = bellhop_filecoin::synthetic::porep_c1(bellhop_filecoin::SectorSize::Kib2, 7).unwrap();
+    let mut admitting = config(1, 0.0);
+    admitting.params.dir = params.path().to_path_buf();
+    admitting.daemon.synthetic_benchmarks = true;
+    let refusing = Config {
+        daemon: DaemonConfig { synthetic_benchmarks: false, ..admitting.daemon.clone() },
+        ..admitting.clone()
+    };
+    let start = |config: &Config| Engine::start(config, params_dir()).unwrap();
+
+    // Journaled while admitted, stopped before it ended: failed at a start that refuses it.
+    let engine = start(&admitting);
+    let stopped = engine.submit(JobRequest::new(circuit, input.clone()).unwrap()).unwrap().job_id;
+    engine.shutdown(Duration::ZERO);
+    drop(engine);
+    let engine = start(&refusing);
+    let Outcome::Failed(why) = outcome(&engine, &stopped).await else { panic!("a refused benchmark ran") };
+    assert!(why.contains("for benchmarks only") && why.contains("synthetic_benchmarks"), "{why}");
+    assert!(matches!(engine.submit(JobRequest::new(circuit, input.clone()).unwrap()), Err(Refused::Invalid(_))));
+    drop(engine);
+
+    let engine = start(&admitting);
+    let job = engine.submit(JobRequest::new(circuit, input).unwrap()).unwrap().job_id;
+    let Outcome::Benchmarked { timings } = outcome(&engine, &job).await else { panic!("{job} did not complete") };
+    assert!(timings.synthesis > Duration::ZERO && timings.proving > Duration::ZERO);
+    assert_eq!(engine.status().completed, 1);
+    assert!(engine.metrics().contains(r#"outcome="benchmarked""#));
+    drop(engine);
+    let engine = start(&refusing);
+    assert!(matches!(outcome(&engine, &job).await, Outcome::Benchmarked { .. }), "as the journal keeps it");
 }
 
 #[tokio::test]

@@ -210,6 +210,10 @@ pub struct DaemonConfig {
     /// (`authorization: Bearer TOKEN`); readable by its owner only. None: no token. Curio's
     /// client sends none, so set it only where other clients reach the daemon over TCP.
     pub token_file: Option<PathBuf>,
+    /// Admit benchmark-only jobs (`synthetic-porep`, from a synthetic C1 output) to
+    /// measure the daemon: they are proved like any other and complete without a proof,
+    /// since theirs prove nothing. Off, they are refused.
+    pub synthetic_benchmarks: bool,
 }
 
 impl Default for DaemonConfig {
@@ -229,6 +233,7 @@ impl Default for DaemonConfig {
             max_requests: 1024,
             max_streams_per_connection: 256,
             token_file: None,
+            synthetic_benchmarks: false,
         }
     }
 }

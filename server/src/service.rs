@@ -4,7 +4,9 @@
 use std::{sync::Arc, time::Duration};
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_engine::{Engine, JobKind, JobRequest, Outcome, Priority, Refused, Status as EngineStatus, Waited};
+use bellhop_engine::{
+    Engine, JobKind, JobRequest, Outcome, Priority, Refused, Status as EngineStatus, Timings, Waited,
+};
 use bellhop_filecoin::curio::{self, ProofKind};
 use bellhop_proto::v1::{
     self as pb, await_proof_response::Status as AwaitStatus, proving_engine_server::ProvingEngine, srs_status::Tier,
@@ -114,18 +116,29 @@ fn millis(d: Duration) -> u64 {
     d.as_millis().try_into().unwrap_or(u64::MAX)
 }
 
+/// What the daemon tells of a benchmark-only job that completed.
+const NO_PROOF: &str = "a benchmark ([daemon] synthetic_benchmarks): its input is synthetic, so its proofs \
+                            prove nothing and none is returned";
+
 fn await_response(job_id: &str, waited: Waited) -> pb::AwaitProofResponse {
     let mut response = pb::AwaitProofResponse { job_id: job_id.into(), ..Default::default() };
+    let completed = |response: &mut pb::AwaitProofResponse, timings: Timings| {
+        response.set_status(AwaitStatus::Completed);
+        response.queue_wait_ms = millis(timings.queue_wait);
+        response.srs_load_ms = millis(timings.params_load);
+        response.synthesis_ms = millis(timings.synthesis);
+        response.gpu_compute_ms = millis(timings.proving);
+        response.total_ms = millis(timings.total);
+    };
     match waited {
         Waited::Timeout => response.set_status(AwaitStatus::Timeout),
         Waited::Done(Outcome::Completed { proof, timings }) => {
-            response.set_status(AwaitStatus::Completed);
+            completed(&mut response, timings);
             response.proof = proof;
-            response.queue_wait_ms = millis(timings.queue_wait);
-            response.srs_load_ms = millis(timings.params_load);
-            response.synthesis_ms = millis(timings.synthesis);
-            response.gpu_compute_ms = millis(timings.proving);
-            response.total_ms = millis(timings.total);
+        }
+        Waited::Done(Outcome::Benchmarked { timings }) => {
+            completed(&mut response, timings);
+            response.error_message = NO_PROOF.into();
         }
         Waited::Done(Outcome::Failed(why)) => {
             response.set_status(AwaitStatus::Failed);
@@ -286,5 +299,20 @@ impl ProvingEngine for ProvingService {
             .await?
             .map_err(|e| Status::failed_precondition(e.to_string()))?;
         Ok(Response::new(pb::EvictSrsResponse { was_loaded: evicted.was_loaded, freed_bytes: evicted.freed_bytes }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_benchmark_completes_with_no_proof_and_says_why() {
+        let timings = Timings { total: Duration::from_millis(1500), ..Timings::default() };
+        let response = await_response("job", Waited::Done(Outcome::Benchmarked { timings }));
+        assert_eq!(response.status(), AwaitStatus::Completed);
+        assert!(response.proof.is_empty());
+        assert_eq!(response.total_ms, 1500);
+        assert_eq!(response.error_message, NO_PROOF);
     }
 }

@@ -23,9 +23,9 @@ use storage_proofs_core::{api_version::ApiVersion, merkle::MerkleTreeTrait};
 use storage_proofs_porep::stacked::generate_replica_id;
 
 use crate::{
-    input::{self, porep_config, post_config, CurioC1, PostInput, PostSector, SnapInput, Typed},
+    input::{self, porep_config, post_config, CurioC1, PostInput, PostSector, SealProof, SnapInput, Typed},
     make::SealedSector,
-    FilecoinSpec, Kind, SectorSize,
+    FilecoinError, FilecoinSpec, Kind, SectorSize,
 };
 
 /// What a request asks for (cuzk's `ProofKind`, by its protobuf names).
@@ -335,7 +335,10 @@ impl Request {
             )
         })?;
         let spec = FilecoinSpec { kind: Kind::Porep, sector_size: size };
-        let parsed = input::Input::parse(spec, &self.vanilla_proof).map_err(|e| bad(field, e.to_string()))?;
+        let parsed = match input::Input::parse(spec, &self.vanilla_proof) {
+            Err(FilecoinError::Synthetic { .. }) => return Self::synthetic_porep(size, &wrapper),
+            parsed => parsed.map_err(|e| bad(field, e.to_string()))?,
+        };
         let c1 = parsed.porep_public().ok_or_else(|| bad(field, "holds no PoRep C1 output"))?;
         // The prover and sector must be the ones the replica was sealed for: otherwise the
         // proof would be valid for the C1 output but rejected on chain.
@@ -359,6 +362,20 @@ impl Request {
         }
         let partitions = parsed.partitions(spec).map_err(|e| bad(field, e.to_string()))?;
         Ok(Decoded { spec, input: self.vanilla_proof.clone(), partitions })
+    }
+
+    /// A synthetic C1 output in Curio's wrapper ([`requests`] of `synthetic-porep:SIZE`):
+    /// the benchmark-only `synthetic-porep`, which the daemon proves only to be measured,
+    /// returning no proof. No sector and miner are checked: it was sealed for none.
+    fn synthetic_porep(size: SectorSize, wrapper: &CurioC1) -> Result<Decoded, PayloadError> {
+        let field = "vanilla_proof";
+        let spec = FilecoinSpec { kind: Kind::SyntheticPorep, sector_size: size };
+        let input = base64::engine::general_purpose::STANDARD
+            .decode(wrapper.phase1_out.trim())
+            .map_err(|e| bad(field, format!("Phase1Out is not base64: {e}")))?;
+        let parsed = input::Input::parse(spec, &input).map_err(|e| bad(field, e.to_string()))?;
+        let partitions = parsed.partitions(spec).map_err(|e| bad(field, e.to_string()))?;
+        Ok(Decoded { spec, input, partitions })
     }
 
     fn post<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -425,8 +442,27 @@ impl Request {
 /// circuit, as `bellhop fil` writes it): PoRep C2 one (which needs the sector's
 /// `sector.json` for its number), WinningPoSt and SnapDeals one, WindowPoSt one per
 /// partition. The prover id must be a miner's ([`prover_id`]), as `bellhop fil seal` makes it.
+/// `synthetic-porep` makes a PoRep request as Curio's are shaped, for measuring the daemon
+/// (`[daemon] synthetic_benchmarks`): the synthetic file in Curio's wrapper, for no sector.
 pub fn requests(spec: FilecoinSpec, input: &[u8], sector: Option<&SealedSector>) -> anyhow::Result<Vec<Request>> {
-    input::with_typed!(input::Input::parse(spec, input)?, typed => requests_of(spec, typed, sector))
+    let parsed = input::Input::parse(spec, input)?;
+    if spec.kind == Kind::SyntheticPorep {
+        let wrapper = CurioC1 {
+            sector_num: 0,
+            phase1_out: base64::engine::general_purpose::STANDARD.encode(input),
+            sector_size: spec.sector_size.bytes(),
+        };
+        let mut request = Request::new(ProofKind::PorepSealCommit);
+        request.vanilla_proof = serde_json::to_vec(&wrapper)?;
+        request.registered_proof = registered_proof(&SealProof::bellhop(spec.sector_size));
+        return Ok(vec![request]);
+    }
+    input::with_typed!(parsed, typed => requests_of(spec, typed, sector))
+}
+
+/// A seal proof's number, as Curio sends it (`sn.ProofType`).
+fn registered_proof(seal: &SealProof) -> u64 {
+    u64::from_le_bytes(seal.porep_id[..8].try_into().expect("8 bytes"))
 }
 
 fn miner_of(prover: &[u8; 32]) -> anyhow::Result<u64> {
@@ -457,8 +493,8 @@ fn requests_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             };
             let mut request = Request::new(ProofKind::PorepSealCommit);
             request.vanilla_proof = serde_json::to_vec(&wrapper)?;
-            // As Curio sends it (`sn.ProofType`); the C1 output names it again, and that is read.
-            request.registered_proof = u64::from_le_bytes(porep.seal.porep_id[..8].try_into().expect("8 bytes"));
+            // The C1 output names it again, and that is read.
+            request.registered_proof = registered_proof(&porep.seal);
             request.sector_number = sector.sector_id;
             request.miner_id = miner_of(&sector.prover_id)?;
             Ok(vec![request])
@@ -626,5 +662,25 @@ mod tests {
         let mut snap = Request::new(ProofKind::SnapDealsUpdate);
         snap.comm_r_old = vec![0; 32];
         assert_eq!(field(&snap), "comm_r_new");
+    }
+
+    /// A synthetic C1 output in Curio's PoRep request is the benchmark-only circuit, never
+    /// `porep`, whatever sector it names; for another size it is refused.
+    #[test]
+    fn synthetic_porep_requests_decode_as_the_benchmark() {
+        let spec = FilecoinSpec { kind: Kind::SyntheticPorep, sector_size: SectorSize::Kib2 };
+        let synthetic = crate::synthetic::porep_c1(SectorSize::Kib2, 3).unwrap();
+        let [mut request] = <[Request; 1]>::try_from(requests(spec, &synthetic, None).unwrap()).unwrap();
+        assert_eq!(request.proof_kind, ProofKind::PorepSealCommit);
+        request.sector_number = 17;
+        request.miner_id = 1000;
+        let decoded = request.decode().unwrap();
+        assert_eq!((decoded.spec, decoded.partitions), (spec, 1));
+        assert_eq!(decoded.input, synthetic);
+        let mut wrapper: CurioC1 = serde_json::from_slice(&request.vanilla_proof).unwrap();
+        wrapper.sector_size = SectorSize::Mib8.bytes();
+        request.vanilla_proof = serde_json::to_vec(&wrapper).unwrap();
+        let refused = request.decode().unwrap_err();
+        assert_eq!(refused.field, "vanilla_proof");
     }
 }
