@@ -36,10 +36,13 @@ impl Csr {
     /// `M · z` where `z` is the inputs, then the aux variables, each with its [`Kind`].
     fn multiply(&self, table: &[Scalar], inputs: (&[Scalar], &[Kind]), aux: (&[Scalar], &[Kind])) -> Vec<Scalar> {
         let rows = self.row_ptr.len() - 1;
-        let mut out = vec![Scalar::ZERO; rows];
-        out.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(task, out)| {
-            for (offset, slot) in out.iter_mut().enumerate() {
-                let row = task * ROWS_PER_TASK + offset;
+        // Each row written once, by the task that computes it (no zero-filled vector first:
+        // `vec!` of a field element writes it on one thread).
+        let mut out = Vec::with_capacity(rows);
+        (0..rows)
+            .into_par_iter()
+            .with_min_len(ROWS_PER_TASK)
+            .map(|row| {
                 let (start, end) = (self.row_ptr[row] as usize, self.row_ptr[row + 1] as usize);
                 let mut acc = Scalar::ZERO;
                 for (&col, &coeff) in self.cols[start..end].iter().zip(&self.coeffs[start..end]) {
@@ -55,9 +58,9 @@ impl Csr {
                         (Kind::Other, c) => acc += values[i] * table[c as usize],
                     }
                 }
-                *slot = acc;
-            }
-        });
+                acc
+            })
+            .collect_into_vec(&mut out);
         out
     }
 }
