@@ -37,6 +37,7 @@ fi
 
 deadline=$((SECONDS + ${WAIT:-560}))
 while [[ ! -f "$work/ended" && $SECONDS -lt $deadline ]]; do sleep 5; done
-cp -r "$work/out/." "$out/"
+# One archive: a call brings back a limited number of files.
+tar -czf "$out/budgets.tgz" -C "$work/out" .
 tail -n 30 "$work/out/sequence.log"
 [[ -f "$work/ended" ]] && echo "== all runs ended" || echo "== still running: call again with the same WORK"
