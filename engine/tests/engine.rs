@@ -666,6 +666,8 @@ async fn a_job_that_can_never_fit_is_refused_at_once() {
     assert!(refused.to_string().contains("raise the budget"), "{refused}");
 }
 
+/// Two devices (two CPU backends on one machine, as `devices = [0, 0]` opens two on one
+/// GPU): the partitions of one job are spread over both, and so are many jobs'.
 #[tokio::test]
 async fn two_devices_share_the_work() {
     let mut config = config(2, 0.0);
@@ -673,6 +675,11 @@ async fn two_devices_share_the_work() {
     let engine = Engine::start(&config, params_dir()).unwrap();
     let status = engine.status();
     assert_eq!(status.devices.len(), 2);
+    let one = engine.submit(request(LARGE, 6)).unwrap().job_id;
+    let Outcome::Completed { proof, .. } = outcome(&engine, &one).await else { panic!() };
+    assert_verifies(LARGE, &proof);
+    let proved: Vec<u64> = engine.status().devices.iter().map(|d| d.proved).collect();
+    assert!(proved.iter().all(|&p| p > 0), "one job's partitions on both devices: {proved:?}");
     let submitted = engine.submit(request(LARGE, 1)).unwrap();
     assert_eq!(submitted.assigned_device, None, "two devices: decided when one is free");
     let jobs: Vec<String> = std::iter::once(submitted.job_id)
@@ -684,6 +691,6 @@ async fn two_devices_share_the_work() {
     }
     let proved: Vec<u64> = engine.status().devices.iter().map(|d| d.proved).collect();
     eprintln!("partitions per device: {proved:?}");
-    assert_eq!(proved.iter().sum::<u64>(), 11);
+    assert_eq!(proved.iter().sum::<u64>(), 6 + 11);
     assert!(proved.iter().all(|&p| p > 0), "both devices proved: {proved:?}");
 }
