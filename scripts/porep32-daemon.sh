@@ -4,15 +4,19 @@
 # synthetic_benchmarks = true` proves synthetic-porep:SIZE from a PoRep request in Curio's
 # shape (`bellhop fil request`): one job first (pce records its cache), then COUNT (4) jobs
 # at once. Its settings are porep32-sim.sh's production ones (pce, lookahead 1, memory
-# budget 120GiB, register_host_memory, malloc on huge pages), so that its s/proof stands
-# beside the bench's; unlike the bench it reads the synthetic parameters from a file, made
-# once in WORK (about 47 GB at 32 GiB). The benchmark's jobs complete without a proof.
+# budget 120GiB, register_host_memory, malloc on huge pages, and like the bench one
+# partition in synthesis at a time: WORKERS synthesis workers, 1), so that its s/proof
+# stands beside the bench's; unlike the bench it reads the synthetic parameters from a
+# file, made once in WORK (about 47 GB at 32 GiB). The benchmark's jobs complete without
+# a proof.
 #
 #   WORK=/tmp/p32d OUT=$OUT .device-bundle/porep32-daemon.sh
 #
 # It runs in a session of its own that outlives a call; called again with the same WORK it
 # only waits, up to WAIT seconds (560), then copies what there is to OUT as one archive.
-# SIZE (32GiB), BACKEND (cuda), COUNT, BUDGET; SIZE=2KiB BACKEND=cpu checks it anywhere.
+# SIZE (32GiB), BACKEND (cuda), COUNT, BUDGET, WORKERS; SIZE=2KiB BACKEND=cpu checks it
+# anywhere. On a machine with two GPUs the daemon proves on both (`[backend] devices`
+# left out: every GPU).
 set -euo pipefail
 bundle="$(cd "$(dirname "$0")" && pwd)"
 bh="$bundle/bellhop"
@@ -41,6 +45,7 @@ budget = "${BUDGET:-120GiB}"
 listen = "unix://$socket"
 status_listen = ""
 state_dir = "$run/state"
+synthesis_workers = ${WORKERS:-1}
 synthetic_benchmarks = true
 EOF
     if [[ "${BACKEND:-cuda}" == cuda ]]; then printf '[backend.options]\nregister_host_memory = true\n' >>"$config"; fi
