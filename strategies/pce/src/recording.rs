@@ -78,7 +78,9 @@ fn kinds(values: &[Scalar]) -> Vec<Kind> {
         .par_iter()
         .with_min_len(ROWS_PER_TASK)
         .map(|v| {
-            if bool::from(v.is_zero()) {
+            // Equality of limbs, not `is_zero`'s constant-time comparison: a witness is
+            // no secret from its prover.
+            if *v == Scalar::ZERO {
                 Kind::Zero
             } else if *v == Scalar::ONE {
                 Kind::One
