@@ -22,6 +22,7 @@ pub mod input;
 pub mod make;
 pub mod porep;
 mod porep_witness;
+mod poseidon_witness;
 pub mod reference;
 pub mod sha256_witness;
 pub mod synthetic;

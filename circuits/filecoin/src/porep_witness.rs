@@ -1,12 +1,14 @@
-//! PoRep C2's witness without building SHA-256 constraints.
+//! PoRep C2's witness without building its hashes' constraints.
 //!
 //! Under a witness generator (`ConstraintSystem::is_witness_generator`), a PoRep circuit
 //! allocates what filecoin-proofs' `StackedCircuit` allocates, in its order, with its
-//! gadgets, except for SHA-256: each challenge's labels (SHA-256 over the replica id, the
-//! node and 37 parents: most of the circuit) and each level of its comm_d path (a binary
-//! SHA-256 tree, 30 levels at 32 GiB) come from [`sha256_witness`], which computes the
-//! same variables on plain bits. Nothing is enforced there, so no constraint changes; the
-//! tests hold the assignment to the gadgets' own, value for value.
+//! gadgets, except for its hashes: each challenge's labels (SHA-256 over the replica id,
+//! the node and 37 parents: most of the circuit) and each level of its comm_d path (a
+//! binary SHA-256 tree, 30 levels at 32 GiB) come from [`sha256_witness`], its columns'
+//! hashes and the levels of its paths in trees C and R from [`poseidon_witness`], which
+//! compute the same variables on plain bits and field elements. Nothing is enforced there,
+//! so no constraint changes; the tests hold the assignment to the gadgets' own, value for
+//! value.
 
 use std::marker::PhantomData;
 
@@ -19,26 +21,20 @@ use bellperson::gadgets::multipack;
 use blstrs::Scalar;
 use ff::PrimeField;
 use filecoin_hashers::{
-    sha256::Sha256Hasher, HashFunction, Hasher, PoseidonArity, POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2,
+    poseidon::PoseidonHasher, sha256::Sha256Hasher, HashFunction, Hasher, POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2,
+    POSEIDON_CONSTANTS_4, POSEIDON_CONSTANTS_8,
 };
 use serde::Deserialize;
 use storage_proofs_core::{
-    gadgets::{
-        constraint,
-        encode::encode,
-        insertion::insert,
-        por::{AuthPath, PoRCircuit},
-        uint64::UInt64,
-        variables::Root,
-    },
-    merkle::{DiskStore, MerkleProof, MerkleProofTrait, MerkleTreeTrait, MerkleTreeWrapper},
+    gadgets::{constraint, encode::encode, insertion::insert, uint64::UInt64},
+    merkle::{MerkleProof, MerkleProofTrait, MerkleTreeTrait},
     util::reverse_bit_numbering,
 };
 use storage_proofs_porep::stacked;
-use typenum::{U11, U2};
 
 use crate::{
     porep::PorepHead,
+    poseidon_witness::poseidon,
     sha256_witness::{self, Bit},
 };
 
@@ -49,32 +45,26 @@ type TreeProof<Tree> = MerkleProof<
     <Tree as MerkleTreeTrait>::SubTreeArity,
     <Tree as MerkleTreeTrait>::TopTreeArity,
 >;
-type TreePath<Tree> = AuthPath<
-    <Tree as MerkleTreeTrait>::Hasher,
-    <Tree as MerkleTreeTrait>::Arity,
-    <Tree as MerkleTreeTrait>::SubTreeArity,
-    <Tree as MerkleTreeTrait>::TopTreeArity,
->;
+
+/// A Merkle path, leaf to root: at each level the siblings and the node's index among
+/// them (`MerkleProof::as_options`: the base tree's levels, then its sub-tree's and top's).
+type Path = Vec<(Vec<Option<Scalar>>, Option<usize>)>;
 
 /// A column of the replica (one label a layer) and its path in tree C.
-struct Column<Tree: MerkleTreeTrait> {
+struct Column {
     rows: Vec<Scalar>,
-    path: TreePath<Tree>,
+    path: Path,
 }
 
-/// A path in a binary tree, leaf to root: at each level the sibling and the node's index
-/// (`MerkleProof::as_options`).
-type BinaryPath = Vec<(Vec<Option<Scalar>>, Option<usize>)>;
-
 /// One challenge's private values, as `StackedCircuit`'s proof of it holds them.
-pub(crate) struct Challenge<Tree: MerkleTreeTrait> {
+pub(crate) struct Challenge {
     node: u64,
     data_leaf: Scalar,
-    comm_d_path: BinaryPath,
-    comm_r_last_path: TreePath<Tree>,
-    comm_c_path: TreePath<Tree>,
-    drg_parents: Vec<Column<Tree>>,
-    exp_parents: Vec<Column<Tree>>,
+    comm_d_path: Path,
+    comm_r_last_path: Path,
+    comm_c_path: Path,
+    drg_parents: Vec<Column>,
+    exp_parents: Vec<Column>,
 }
 
 /// serde's view of filecoin-proofs' vanilla column openings, whose fields it keeps private
@@ -102,21 +92,29 @@ struct RowsSerde<D> {
     _h: PhantomData<()>,
 }
 
-impl<Tree: 'static + MerkleTreeTrait> Challenge<Tree> {
+impl Challenge {
     /// The challenge's values from its vanilla proof.
-    pub(crate) fn new(proof: &stacked::Proof<Tree, Sha256Hasher>) -> anyhow::Result<Self> {
+    pub(crate) fn new<Tree: 'static + MerkleTreeTrait>(
+        proof: &stacked::Proof<Tree, Sha256Hasher>,
+    ) -> anyhow::Result<Self> {
+        // Its trees C and R are hashed as Poseidon trees below.
+        anyhow::ensure!(
+            <Tree::Hasher as Hasher>::name() == PoseidonHasher::name(),
+            "PoRep's trees C and R are Poseidon trees, not {}",
+            <Tree::Hasher as Hasher>::name()
+        );
         let columns: ReplicaColumnsSerde<TreeProof<Tree>, Domain<Tree>> =
             bincode::deserialize(&bincode::serialize(&proof.replica_column_proofs)?)?;
         let column = |c: ColumnSerde<TreeProof<Tree>, Domain<Tree>>| Column {
             rows: c.column.rows.into_iter().map(Into::into).collect(),
-            path: c.inclusion_proof.as_options().into(),
+            path: c.inclusion_proof.as_options(),
         };
         Ok(Self {
             node: proof.comm_d_proofs.path_index() as u64,
             data_leaf: proof.comm_d_proofs.leaf().into(),
             comm_d_path: proof.comm_d_proofs.as_options(),
-            comm_r_last_path: proof.comm_r_last_proof.as_options().into(),
-            comm_c_path: columns.c_x.inclusion_proof.as_options().into(),
+            comm_r_last_path: proof.comm_r_last_proof.as_options(),
+            comm_c_path: columns.c_x.inclusion_proof.as_options(),
             drg_parents: columns.drg_parents.into_iter().map(column).collect(),
             exp_parents: columns.exp_parents.into_iter().map(column).collect(),
         })
@@ -127,61 +125,71 @@ fn alloc<CS: ConstraintSystem<Scalar>>(cs: &mut CS, value: Scalar) -> Result<All
     AllocatedNum::alloc(cs, || Ok(value))
 }
 
-/// The inclusion of `leaf` under `root` by `path`, as `StackedCircuit` checks it.
-fn enforce_inclusion<H, U, V, W, CS>(
-    cs: &mut CS,
-    path: AuthPath<H, U, V, W>,
-    root: &AllocatedNum<Scalar>,
-    leaf: &AllocatedNum<Scalar>,
-) -> Result<(), SynthesisError>
-where
-    H: 'static + Hasher,
-    U: 'static + PoseidonArity,
-    V: 'static + PoseidonArity,
-    W: 'static + PoseidonArity,
-    CS: ConstraintSystem<Scalar>,
-{
-    PoRCircuit::<MerkleTreeWrapper<H, DiskStore<H::Domain>, U, V, W>>::synthesize(
-        cs,
-        Root::from_allocated::<CS>(leaf.clone()),
-        path,
-        Root::from_allocated::<CS>(root.clone()),
-        true,
-    )
-}
+/// How a level of a Merkle path hashes its row of nodes.
+type HashRow<CS> = fn(&mut CS, &[AllocatedNum<Scalar>]) -> Result<AllocatedNum<Scalar>, SynthesisError>;
 
-/// The inclusion of `leaf` under `root` in comm_d's binary SHA-256 tree, as
-/// `PoRCircuit` checks it with `Sha256Hasher` (its index bit, sibling and ordered pair at
-/// each level, then the pair's bits hashed), each level's SHA-256 on plain bits.
-fn enforce_comm_d_inclusion<CS: ConstraintSystem<Scalar>>(
+/// The inclusion of `leaf` under `root` by `path`, as `PoRCircuit` checks it for
+/// `StackedCircuit`: at each level the node's index bits, its siblings and their row in
+/// order, hashed by `hash`; then the index bits packed into public inputs and the root
+/// compared.
+fn enforce_inclusion<CS: ConstraintSystem<Scalar>>(
     cs: &mut CS,
-    path: BinaryPath,
+    path: Path,
     root: &AllocatedNum<Scalar>,
     leaf: &AllocatedNum<Scalar>,
+    hash: HashRow<CS>,
 ) -> Result<(), SynthesisError> {
     let mut cur = leaf.clone();
-    let mut index_bits = Vec::with_capacity(path.len());
+    let mut index_bits = Vec::new();
     for (siblings, index) in path {
-        let (&[Some(sibling)], Some(index)) = (&siblings[..], index) else {
-            return Err(SynthesisError::AssignmentMissing);
-        };
-        let bit = Boolean::from(AllocatedBit::alloc(&mut *cs, Some(index & 1 == 1))?);
-        let sibling = alloc(cs, sibling)?;
-        let pair = insert(cs, &cur, std::slice::from_ref(&bit), &[sibling])?;
-        index_bits.push(bit);
-        // `Sha256Function::hash_multi_leaf_circuit`: each number's bits, padded to whole
-        // bytes and numbered within each byte the other way round.
-        let mut message = Vec::with_capacity(2 * 256);
-        for num in &pair {
-            let mut bits = num.to_bits_le(&mut *cs)?.iter().map(Bit::of).collect::<Result<Vec<_>, _>>()?;
-            bits.resize(bits.len().next_multiple_of(8), Bit::Const(false));
-            message.extend(bits.chunks_exact(8).flat_map(|byte| byte.iter().rev()));
+        let index = index.ok_or(SynthesisError::AssignmentMissing)?;
+        let arity = siblings.len() + 1;
+        if !arity.is_power_of_two() {
+            return Err(SynthesisError::Unsatisfiable);
         }
-        cur = hash_bits(cs, &message)?;
+        let bits = (0..arity.trailing_zeros())
+            .map(|i| Ok(Boolean::from(AllocatedBit::alloc(&mut *cs, Some((index >> i) & 1 == 1))?)))
+            .collect::<Result<Vec<_>, SynthesisError>>()?;
+        let siblings = siblings
+            .into_iter()
+            .map(|sibling| alloc(cs, sibling.ok_or(SynthesisError::AssignmentMissing)?))
+            .collect::<Result<Vec<_>, _>>()?;
+        let row = insert(cs, &cur, &bits, &siblings)?;
+        index_bits.extend(bits);
+        cur = hash(cs, &row)?;
     }
     multipack::pack_into_inputs(&mut *cs, &index_bits)?;
-    constraint::equal(cs, || "comm_d", &cur, root);
+    constraint::equal(cs, || "root", &cur, root);
     Ok(())
+}
+
+/// `Sha256Function::hash_multi_leaf_circuit`: each number's bits, padded to whole bytes
+/// and numbered within each byte the other way round, hashed on plain bits.
+fn sha256_row<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    row: &[AllocatedNum<Scalar>],
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    let mut message = Vec::with_capacity(row.len() * 256);
+    for num in row {
+        let mut bits = num.to_bits_le(&mut *cs)?.iter().map(Bit::of).collect::<Result<Vec<_>, _>>()?;
+        bits.resize(bits.len().next_multiple_of(8), Bit::Const(false));
+        message.extend(bits.chunks_exact(8).flat_map(|byte| byte.iter().rev()));
+    }
+    hash_bits(cs, &message)
+}
+
+/// `PoseidonFunction::hash_multi_leaf_circuit`: Poseidon of the row, with the constants of
+/// its arity (trees C and R have levels of 2, 4 and 8).
+fn poseidon_row<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    row: &[AllocatedNum<Scalar>],
+) -> Result<AllocatedNum<Scalar>, SynthesisError> {
+    match row.len() {
+        2 => poseidon(cs, row, &POSEIDON_CONSTANTS_2),
+        4 => poseidon(cs, row, &POSEIDON_CONSTANTS_4),
+        8 => poseidon(cs, row, &POSEIDON_CONSTANTS_8),
+        _ => Err(SynthesisError::Unsatisfiable),
+    }
 }
 
 /// The Poseidon hash of a column, as `StackedCircuit` computes it.
@@ -190,8 +198,8 @@ fn hash_column<CS: ConstraintSystem<Scalar>>(
     column: &[AllocatedNum<Scalar>],
 ) -> Result<AllocatedNum<Scalar>, SynthesisError> {
     match column.len() {
-        2 => neptune::circuit::poseidon_hash::<_, _, U2>(cs, column.to_vec(), &POSEIDON_CONSTANTS_2),
-        11 => neptune::circuit::poseidon_hash::<_, _, U11>(cs, column.to_vec(), &POSEIDON_CONSTANTS_11),
+        2 => poseidon(cs, column, &POSEIDON_CONSTANTS_2),
+        11 => poseidon(cs, column, &POSEIDON_CONSTANTS_11),
         // filecoin-proofs has no other layer count.
         _ => Err(SynthesisError::Unsatisfiable),
     }
@@ -200,7 +208,7 @@ fn hash_column<CS: ConstraintSystem<Scalar>>(
 /// What a PoRep circuit's witness is computed from: its head's values and its challenges.
 pub(crate) struct Witness<Tree: 'static + MerkleTreeTrait> {
     pub(crate) head: PorepHead<Tree>,
-    pub(crate) challenges: Vec<Challenge<Tree>>,
+    pub(crate) challenges: Vec<Challenge>,
 }
 
 /// The witness of the whole circuit (the head, then each challenge), in `cs`, which must
@@ -225,22 +233,22 @@ pub(crate) fn synthesize<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<S
 
     let replica_id_bits = replica_id_bits.iter().map(Bit::of).collect::<Result<Vec<_>, _>>()?;
     for challenge in challenges {
-        prove_challenge::<Tree, _>(cs, challenge, &comm_d, &comm_c, &comm_r_last, &replica_id_bits)?;
+        prove_challenge(cs, challenge, &comm_d, &comm_c, &comm_r_last, &replica_id_bits)?;
     }
     Ok(())
 }
 
 /// One challenge, as `StackedCircuit`'s proof of it synthesizes it.
-fn prove_challenge<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Scalar>>(
+fn prove_challenge<CS: ConstraintSystem<Scalar>>(
     cs: &mut CS,
-    challenge: Challenge<Tree>,
+    challenge: Challenge,
     comm_d: &AllocatedNum<Scalar>,
     comm_c: &AllocatedNum<Scalar>,
     comm_r_last: &AllocatedNum<Scalar>,
     replica_id: &[Bit],
 ) -> Result<(), SynthesisError> {
     let data_leaf = alloc(cs, challenge.data_leaf)?;
-    enforce_comm_d_inclusion(cs, challenge.comm_d_path, comm_d, &data_leaf)?;
+    enforce_inclusion(cs, challenge.comm_d_path, comm_d, &data_leaf, sha256_row)?;
 
     let drg_parents = open_columns(cs, challenge.drg_parents, comm_c)?;
     let exp_parents = open_columns(cs, challenge.exp_parents, comm_c)?;
@@ -265,15 +273,15 @@ fn prove_challenge<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Scalar>
 
     let key = labels.last().ok_or(SynthesisError::Unsatisfiable)?;
     let encoded = encode(&mut *cs, key, &data_leaf)?;
-    enforce_inclusion(cs, challenge.comm_r_last_path, comm_r_last, &encoded)?;
+    enforce_inclusion(cs, challenge.comm_r_last_path, comm_r_last, &encoded, poseidon_row)?;
     let column_hash = hash_column(cs, &labels)?;
-    enforce_inclusion(cs, challenge.comm_c_path, comm_c, &column_hash)
+    enforce_inclusion(cs, challenge.comm_c_path, comm_c, &column_hash, poseidon_row)
 }
 
 /// The parents' columns allocated, each hashed and its inclusion in tree C checked.
-fn open_columns<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Scalar>>(
+fn open_columns<CS: ConstraintSystem<Scalar>>(
     cs: &mut CS,
-    parents: Vec<Column<Tree>>,
+    parents: Vec<Column>,
     comm_c: &AllocatedNum<Scalar>,
 ) -> Result<Vec<Vec<AllocatedNum<Scalar>>>, SynthesisError> {
     parents
@@ -281,7 +289,7 @@ fn open_columns<Tree: 'static + MerkleTreeTrait, CS: ConstraintSystem<Scalar>>(
         .map(|parent| {
             let rows = parent.rows.iter().map(|&row| alloc(cs, row)).collect::<Result<Vec<_>, _>>()?;
             let hash = hash_column(cs, &rows)?;
-            enforce_inclusion(cs, parent.path, comm_c, &hash)?;
+            enforce_inclusion(cs, parent.path, comm_c, &hash, poseidon_row)?;
             Ok(rows)
         })
         .collect()
