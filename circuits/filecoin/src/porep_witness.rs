@@ -163,19 +163,27 @@ fn enforce_inclusion<CS: ConstraintSystem<Scalar>>(
     Ok(())
 }
 
-/// `Sha256Function::hash_multi_leaf_circuit`: each number's bits, padded to whole bytes
-/// and numbered within each byte the other way round, hashed on plain bits.
+/// `Sha256Function::hash_multi_leaf_circuit`: each number's [`byte_bits`], hashed on plain
+/// bits.
 fn sha256_row<CS: ConstraintSystem<Scalar>>(
     cs: &mut CS,
     row: &[AllocatedNum<Scalar>],
 ) -> Result<AllocatedNum<Scalar>, SynthesisError> {
     let mut message = Vec::with_capacity(row.len() * 256);
     for num in row {
-        let mut bits = num.to_bits_le(&mut *cs)?.iter().map(Bit::of).collect::<Result<Vec<_>, _>>()?;
-        bits.resize(bits.len().next_multiple_of(8), Bit::Const(false));
-        message.extend(bits.chunks_exact(8).flat_map(|byte| byte.iter().rev()));
+        message.extend(byte_bits(cs, num)?);
     }
     hash_bits(cs, &message)
+}
+
+/// `num`'s bits (allocated, as `to_bits_le` allocates them), padded to whole bytes and
+/// numbered within each byte the other way round (`reverse_bit_numbering`), as SHA-256
+/// takes a number in filecoin-proofs.
+fn byte_bits<CS: ConstraintSystem<Scalar>>(
+    cs: &mut CS,
+    num: &AllocatedNum<Scalar>,
+) -> Result<Vec<Bit>, SynthesisError> {
+    reverse_bit_numbering(num.to_bits_le(&mut *cs)?).iter().map(Bit::of).collect()
 }
 
 /// `PoseidonFunction::hash_multi_leaf_circuit`: Poseidon of the row, with the constants of
@@ -265,8 +273,7 @@ fn prove_challenge<CS: ConstraintSystem<Scalar>>(
         let drg = drg_parents.iter().map(|rows| &rows[layer - 1]);
         let exp = exp_parents.iter().filter(|_| layer > 1).map(|rows| &rows[layer - 2]);
         for num in drg.chain(exp) {
-            let bits = reverse_bit_numbering(num.to_bits_le(&mut *cs)?);
-            parents.push(bits.iter().map(Bit::of).collect::<Result<Vec<_>, _>>()?);
+            parents.push(byte_bits(cs, num)?);
         }
         labels.push(label(cs, replica_id, &parents, layer as u32, &node_bits)?);
     }
