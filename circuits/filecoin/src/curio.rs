@@ -15,7 +15,6 @@
 //! `bellhop fil` writes and `bellhop client` sends. [`Request::decode`] checks it field by
 //! field and turns it into a circuit, the input Bellhop proves it from and its partition count.
 
-use base64::Engine as _;
 use filecoin_hashers::{sha256::Sha256Hasher, Domain, Hasher};
 use filecoin_proofs::{FallbackPoStSectorProof, PartitionProof, PoStConfig, SectorUpdateConfig, TreeRHasher};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -370,9 +369,7 @@ impl Request {
     fn synthetic_porep(size: SectorSize, wrapper: &CurioC1) -> Result<Decoded, PayloadError> {
         let field = "vanilla_proof";
         let spec = FilecoinSpec { kind: Kind::SyntheticPorep, sector_size: size };
-        let input = base64::engine::general_purpose::STANDARD
-            .decode(wrapper.phase1_out.trim())
-            .map_err(|e| bad(field, format!("Phase1Out is not base64: {e}")))?;
+        let input = wrapper.phase1().map_err(|why| bad(field, why))?;
         let parsed = input::Input::parse(spec, &input).map_err(|e| bad(field, e.to_string()))?;
         let partitions = parsed.partitions(spec).map_err(|e| bad(field, e.to_string()))?;
         Ok(Decoded { spec, input, partitions })
@@ -447,22 +444,19 @@ impl Request {
 pub fn requests(spec: FilecoinSpec, input: &[u8], sector: Option<&SealedSector>) -> anyhow::Result<Vec<Request>> {
     let parsed = input::Input::parse(spec, input)?;
     if spec.kind == Kind::SyntheticPorep {
-        let wrapper = CurioC1 {
-            sector_num: 0,
-            phase1_out: base64::engine::general_purpose::STANDARD.encode(input),
-            sector_size: spec.sector_size.bytes(),
-        };
-        let mut request = Request::new(ProofKind::PorepSealCommit);
-        request.vanilla_proof = serde_json::to_vec(&wrapper)?;
-        request.registered_proof = registered_proof(&SealProof::bellhop(spec.sector_size));
-        return Ok(vec![request]);
+        let wrapper = CurioC1::new(0, spec.sector_size, input);
+        return Ok(vec![porep_request(&wrapper, &SealProof::bellhop(spec.sector_size))?]);
     }
     input::with_typed!(parsed, typed => requests_of(spec, typed, sector))
 }
 
-/// A seal proof's number, as Curio sends it (`sn.ProofType`).
-fn registered_proof(seal: &SealProof) -> u64 {
-    u64::from_le_bytes(seal.porep_id[..8].try_into().expect("8 bytes"))
+/// Curio's PoRep request of `wrapper`, sealed with `seal` (its number as Curio sends it,
+/// `sn.ProofType`; the C1 output names it again, and that is read).
+fn porep_request(wrapper: &CurioC1, seal: &SealProof) -> anyhow::Result<Request> {
+    let mut request = Request::new(ProofKind::PorepSealCommit);
+    request.vanilla_proof = serde_json::to_vec(wrapper)?;
+    request.registered_proof = u64::from_le_bytes(seal.porep_id[..8].try_into().expect("8 bytes"));
+    Ok(request)
 }
 
 fn miner_of(prover: &[u8; 32]) -> anyhow::Result<u64> {
@@ -486,15 +480,7 @@ fn requests_of<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                 )
             })?;
             let phase1 = porep.to_api_json(spec.sector_size, &porep.seal.name(spec.sector_size)?);
-            let wrapper = CurioC1 {
-                sector_num: sector.sector_id,
-                phase1_out: base64::engine::general_purpose::STANDARD.encode(phase1),
-                sector_size: spec.sector_size.bytes(),
-            };
-            let mut request = Request::new(ProofKind::PorepSealCommit);
-            request.vanilla_proof = serde_json::to_vec(&wrapper)?;
-            // The C1 output names it again, and that is read.
-            request.registered_proof = registered_proof(&porep.seal);
+            let mut request = porep_request(&CurioC1::new(sector.sector_id, spec.sector_size, &phase1), &porep.seal)?;
             request.sector_number = sector.sector_id;
             request.miner_id = miner_of(&sector.prover_id)?;
             Ok(vec![request])

@@ -108,6 +108,24 @@ pub struct CurioC1 {
     pub sector_size: u64,
 }
 
+impl CurioC1 {
+    /// `phase1` (a C1 output's JSON) wrapped as Curio sends it, for sector `sector_num`.
+    pub fn new(sector_num: u64, size: SectorSize, phase1: &[u8]) -> Self {
+        Self {
+            sector_num,
+            phase1_out: base64::engine::general_purpose::STANDARD.encode(phase1),
+            sector_size: size.bytes(),
+        }
+    }
+
+    /// The C1 output's JSON it wraps.
+    pub fn phase1(&self) -> Result<Vec<u8>, String> {
+        base64::engine::general_purpose::STANDARD
+            .decode(self.phase1_out.trim())
+            .map_err(|e| format!("Phase1Out is not base64: {e}"))
+    }
+}
+
 /// filecoin-proofs-api's C1 output: filecoin-proofs' fields, the registered seal proof,
 /// and the vanilla proofs tagged with their sector shape (`{"StackedDrg2KiBV1": [...]}`).
 #[derive(Serialize, Deserialize)]
@@ -542,9 +560,7 @@ where
                 let inner = match serde_json::from_slice::<CurioC1>(bytes) {
                     Ok(wrapper) => {
                         size_mismatch(wrapper.sector_size)?;
-                        base64::engine::general_purpose::STANDARD
-                            .decode(wrapper.phase1_out.trim())
-                            .map_err(|e| not_input(format!("Phase1Out is not base64: {e}")))?
+                        wrapper.phase1().map_err(not_input)?
                     }
                     Err(_) => bytes.to_vec(),
                 };
