@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The 32 GiB PoRep C2 by simulation within GPU memory budgets, on the GPU machine
-# (docs/BENCHMARKS.md, "32 GiB PoRep within a GPU memory budget"): porep32-sim.sh three
-# times in a row, in one session of its own that outlives a call, with the production
-# settings (pce, lookahead 1, host memory budget 120GiB, register_host_memory, malloc on
-# huge pages) and the bench's parameters in memory:
+# (docs/BENCHMARKS.md, "32 GiB PoRep within a GPU memory budget"): porep32-sim.sh runs in
+# a row, in one session of its own that outlives a call, with the production settings
+# (pce, lookahead 1, host memory budget 120GiB, register_host_memory, malloc on huge pages)
+# and the bench's parameters in memory:
 # 1. resident: no device_memory (the card's free memory), pce recording its cache in the
-#    warm-up; 2. device_memory = BUDGETS' first (20GiB); 3. its second (12GiB); each
-#    streaming run replays the cache. The GPU's memory is sampled every 200 ms throughout.
+#    warm-up; 2. then one run with device_memory = each of BUDGETS (20GiB 12GiB), which
+#    replays the cache. The GPU's memory is sampled every 200 ms throughout.
 #
 #   WORK=/tmp/p32b OUT=$OUT .device-bundle/porep32-budgets.sh
 #
@@ -20,17 +20,16 @@ mkdir -p "$work/out" "$out"
 
 if [[ ! -f "$work/started" ]]; then
     touch "$work/started"
-    read -r -a budgets <<<"${BUDGETS:-20GiB 12GiB}"
     setsid bash -c "
         nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader,nounits -lms 200 >'$work/out/gpu-memory.csv' &
         sampler=\$!
         run() { WORK='$work' OUT='$work/out' STRATEGY=pce BUDGET=120GiB LOOKAHEAD=1 RUNS=${RUNS:-3} WARMUP=1 \
             PARAMS=memory WAIT=100000 GLIBC_TUNABLES=glibc.malloc.hugetlb=1 '$bundle/porep32-sim.sh'; }
         { date -u +%s; NAME=resident BACKEND_OPTIONS='register_host_memory = true' run
-          date -u +%s; NAME=budget-${budgets[0]} BACKEND_OPTIONS='register_host_memory = true
-device_memory = \"${budgets[0]}\"' run
-          date -u +%s; NAME=budget-${budgets[1]} BACKEND_OPTIONS='register_host_memory = true
-device_memory = \"${budgets[1]}\"' run
+          for budget in ${BUDGETS-20GiB 12GiB}; do
+              date -u +%s; NAME=budget-\$budget BACKEND_OPTIONS=\"register_host_memory = true
+device_memory = '\$budget'\" run
+          done
           date -u +%s; } >'$work/out/sequence.log' 2>&1
         kill \$sampler; touch '$work/ended'" </dev/null >/dev/null 2>&1 &
 fi

@@ -49,14 +49,7 @@ synthesis_workers = ${WORKERS:-1}
 synthetic_benchmarks = true
 EOF
     if [[ "${BACKEND:-cuda}" == cuda ]]; then printf '[backend.options]\nregister_host_memory = true\n' >>"$config"; fi
-    if [[ ! -f "$work/c1-$size.json" ]]; then
-        log "synthetic C1 output"
-        "$bh" --config "$config" fil synthetic-c1 --sector-size "$size" --seed 1 --out "$work/c1-$size.json"
-    fi
-    if [[ ! -f "$work/bellhop-synthetic-porep-$size.params" ]]; then
-        log "synthetic parameters (disk before: $(df -h --output=avail "$work" | tail -1))"
-        "$bh" --config "$config" params synthetic "synthetic-porep:$size" --dir "$work"
-    fi
+    "$bundle/porep32-inputs.sh" "$work" "$size" params
     "$bh" --config "$config" fil request "synthetic-porep:$size" --input "$work/c1-$size.json" --out "$run/request.json"
     python3 -c 'import json,sys; json.dump(json.load(open(sys.argv[1])) * int(sys.argv[2]), open(sys.argv[3], "w"))' \
         "$run/request.json" "${COUNT:-4}" "$run/requests.json"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The 32 GiB PoRep C2 by simulation, on the GPU machine (docs/BENCHMARKS.md, "32 GiB PoRep
 # by simulation"). Runs from the bundle scripts/gpu-bundle.sh makes:
-# 1. once per WORK: a synthetic C1 output (`bellhop fil synthetic-c1`) and synthetic
-#    parameters of the real shape (`bellhop params synthetic`), about 50 GB of disk;
+# 1. once per WORK (porep32-inputs.sh): a synthetic C1 output and synthetic parameters of
+#    the real shape, about 50 GB of disk;
 # 2. `bellhop bench synthetic-porep:32GiB` on them, started in its own session so that
 #    it outlives one call (a proof takes longer than a call may), with host and GPU
 #    memory sampled every 5 s beside it;
@@ -41,20 +41,16 @@ config="$work/$name.toml"
 write_config "$config" "${STRATEGY:-baseline}"
 batch_arg="--batch ${BATCH:-3}"
 if [[ -n "${BUDGET:-}" ]]; then batch_arg="--budget $BUDGET"; fi
-if [[ ! -f "$work/c1-$size.json" ]]; then
-    log "synthetic C1 output"
-    "$bh" --config "$config" fil synthetic-c1 --sector-size "$size" --seed 1 --out "$work/c1-$size.json"
-fi
-# PARAMS=memory makes them in the bench's memory instead (no 47 GB file on the disk); the
-# comparison synthesizes only and needs none.
+# PARAMS=memory makes the parameters in the bench's memory instead (no 47 GB file on the
+# disk); the comparison synthesizes only and needs none.
 params_arg=""
 if [[ -n "${COMPARE:-}" ]]; then
-    :
+    "$bundle/porep32-inputs.sh" "$work" "$size"
 elif [[ "${PARAMS:-file}" == memory ]]; then
+    "$bundle/porep32-inputs.sh" "$work" "$size"
     params_arg="--synthetic-params"
-elif [[ ! -f "$work/bellhop-synthetic-porep-$size.params" ]]; then
-    log "synthetic parameters (disk before: $(df -h --output=avail "$work" | tail -1))"
-    "$bh" --config "$config" params synthetic "synthetic-porep:$size" --dir "$work"
+else
+    "$bundle/porep32-inputs.sh" "$work" "$size" params
 fi
 
 if [[ -n "${COMPARE:-}" ]]; then
