@@ -60,7 +60,8 @@ EOF
     daemon=$!
     bench() { "$bundle/cuzk-bench" --addr "http://$addr" "$@"; }
     for _ in $(seq 600); do bench status >/dev/null 2>&1 && break; kill -0 $daemon || break; sleep 0.5; done
-    # Each step: its wall seconds as cuzk-bench saw them, then its output.
+    # Each step logs its name and cuzk-bench's output, then adds to walls.txt its wall
+    # seconds as cuzk-bench saw them and the daemon's peak RSS so far.
     step() {
         local name=$1 t0
         shift

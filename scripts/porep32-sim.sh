@@ -44,14 +44,14 @@ if [[ -n "${BUDGET:-}" ]]; then batch_arg="--budget $BUDGET"; fi
 # PARAMS=memory makes the parameters in the bench's memory instead (no 47 GB file on the
 # disk); the comparison synthesizes only and needs none.
 params_arg=""
+params_file=params
 if [[ -n "${COMPARE:-}" ]]; then
-    "$bundle/porep32-inputs.sh" "$work" "$size"
+    params_file=""
 elif [[ "${PARAMS:-file}" == memory ]]; then
-    "$bundle/porep32-inputs.sh" "$work" "$size"
+    params_file=""
     params_arg="--synthetic-params"
-else
-    "$bundle/porep32-inputs.sh" "$work" "$size" params
 fi
+"$bundle/porep32-inputs.sh" "$work" "$size" $params_file
 
 if [[ -n "${COMPARE:-}" ]]; then
     write_config "$work/$name.b.toml" "$COMPARE"
