@@ -76,6 +76,22 @@ fn engine(workers: usize, slowdown: f64) -> Engine {
     Engine::start(&config(workers, slowdown), params_dir()).unwrap()
 }
 
+/// The engine of `config` started on a stopped engine's state dir: a worker in the middle
+/// of a partition outlives its engine, holding the journal until the partition ends, so
+/// the start is tried again while the journal is in use (up to a minute).
+fn restart(config: &Config) -> Engine {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match Engine::start(config, params_dir()) {
+            Ok(engine) => return engine,
+            Err(e) if format!("{e:#}").contains("in use by another") && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(50))
+            }
+            Err(e) => panic!("{e:#}"),
+        }
+    }
+}
+
 fn request(circuit: &str, partitions: usize) -> JobRequest {
     JobRequest { partitions, ..JobRequest::new(circuit.parse().unwrap(), Vec::new()).unwrap() }
 }
@@ -533,12 +549,13 @@ async fn admitted_benchmarks_complete_without_a_proof() {
     };
     let start = |config: &Config| Engine::start(config, params_dir()).unwrap();
 
-    // Journaled while admitted, stopped before it ended: failed at a start that refuses it.
-    let engine = start(&admitting);
+    // Journaled while admitted, stopped before it ended (its synthesis held past the
+    // stop, so it is never proved): failed at a start that refuses it.
+    let engine = Engine::start(&holding(admitting.clone(), "synthetic-porep:2KiB", 2000), params_dir()).unwrap();
     let stopped = engine.submit(JobRequest::new(circuit, input.clone()).unwrap()).unwrap().job_id;
     engine.shutdown(Duration::ZERO);
     drop(engine);
-    let engine = start(&refusing);
+    let engine = restart(&refusing);
     let Outcome::Failed(why) = outcome(&engine, &stopped).await else { panic!("a refused benchmark ran") };
     assert!(why.contains("for benchmarks only") && why.contains("synthetic_benchmarks"), "{why}");
     assert!(matches!(engine.submit(JobRequest::new(circuit, input.clone()).unwrap()), Err(Refused::Invalid(_))));
@@ -551,7 +568,7 @@ async fn admitted_benchmarks_complete_without_a_proof() {
     assert_eq!(engine.status().completed, 1);
     assert!(engine.metrics().contains(r#"outcome="benchmarked""#));
     drop(engine);
-    let engine = start(&refusing);
+    let engine = restart(&refusing);
     assert!(matches!(outcome(&engine, &job).await, Outcome::Benchmarked { .. }), "as the journal keeps it");
 }
 
