@@ -42,7 +42,7 @@ def proved_times(log):
 
 
 def gpu_peak_mib(run, samples):
-    """Largest GPU memory (MiB) sampled while RUN ran, or None without samples."""
+    """Largest GPU memory (MiB) sampled while RUN ran, or None where nothing was sampled."""
     memory = run.with_suffix(".memory")
     rows = [line.split() for line in memory.read_text().splitlines() if line.strip()]
     if not rows:
@@ -66,7 +66,9 @@ def summarize(run, samples):
     warm = report["warmup"] * partitions
     times = proved_times(run.with_suffix(".log").read_text())
     ends = [times[i] for i in range(partitions - 1, len(times), partitions)]
-    proofs = [b - a for a, b in zip(ends, ends[1:])][report["warmup"] - 1 :]
+    # A proof's time is from the previous proof's end, so without a warm-up the first
+    # proof (timed from the bench's start, loading included) is left out.
+    proofs = [b - a for a, b in zip(ends, ends[1:])][max(report["warmup"] - 1, 0) :]
     walls = [b - a for a, b in zip(times[warm:], times[warm + 1 :])]
     medians = {key: phase["median"] for key, phase in report["phases"].items() if phase["median"] > 0}
     phases = {label: medians.get(key) for label, key in PHASES}
