@@ -9,7 +9,7 @@
 # Called again with the same WORK, it waits up to WAIT seconds (560), then copies each
 # started step's archive as it stands to OUT (budgets.tgz, cuzk.tgz, daemon-32GiB.tgz), so
 # a lease that ends early still brings back what it ran. The environment passes on to the
-# steps (BUDGETS, RUNS, COUNT, PROOFS, ...).
+# steps (BUDGETS, RUNS, COUNT, PROOFS, ...); STEPS names the steps to run, in order (all three).
 set -euo pipefail
 bundle="$(cd "$(dirname "$0")" && pwd)"
 work="${WORK:?set WORK to a directory kept between calls}"
@@ -18,7 +18,7 @@ mkdir -p "$work" "$out"
 export WORK="$work"
 if [[ ! -f "$work/lease.started" ]]; then
     touch "$work/lease.started"
-    setsid bash -c "for step in budgets cuzk daemon; do
+    setsid bash -c "for step in ${STEPS:-budgets cuzk daemon}; do
             echo \"== \$(date -u +%H:%M:%S) \$step\"
             OUT='$work/lease-out' WAIT=100000 '$bundle/porep32-'\$step.sh || echo \"== \$step failed: \$?\"
         done; touch '$work/lease.ended'" </dev/null >"$work/lease.log" 2>&1 &

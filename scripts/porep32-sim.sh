@@ -13,7 +13,8 @@
 # STRATEGY (baseline), BATCH (partitions synthesized together, 3) or BUDGET (host memory,
 # e.g. 120GiB, from which the bench sizes the batch), LOOKAHEAD (0), RUNS (1) and WARMUP (0)
 # configure it; OPTIONS adds lines to [synthesis.options] (pce keeps its recordings in WORK),
-# BACKEND_OPTIONS to [backend.options] (e.g. register_host_memory = true). The environment
+# BACKEND_OPTIONS to [backend.options] (e.g. register_host_memory = true), PLUGIN_DIR loads
+# the plugins from another directory than the bundle's (an earlier build). The environment
 # passes on to the bench (e.g. GLIBC_TUNABLES=glibc.malloc.hugetlb=1: malloc's large blocks
 # on transparent huge pages); the log records the kernel's huge-page settings.
 # COMPARE=pce runs `bellhop ab --synthesis-only` instead: STRATEGY against COMPARE on
@@ -36,6 +37,7 @@ write_config() {
     if [[ "$2" == pce ]]; then echo "cache_dir = \"$work/pce\"" >>"$1"; fi
     if [[ -n "${OPTIONS:-}" ]]; then echo "$OPTIONS" >>"$1"; fi
     if [[ -n "${BACKEND_OPTIONS:-}" ]]; then printf '[backend.options]\n%s\n' "$BACKEND_OPTIONS" >>"$1"; fi
+    if [[ -n "${PLUGIN_DIR:-}" ]]; then printf '[plugins]\ndir = "%s"\n' "$PLUGIN_DIR" >>"$1"; fi
 }
 config="$work/$name.toml"
 write_config "$config" "${STRATEGY:-baseline}"

@@ -22,6 +22,7 @@ PHASES = [
     ("products", "synthesis.replay_products_cpu"),
     ("GPU phases", "msms"),
     ("register", "msms.register"),
+    ("page-lock waits", "msms.page_locks"),
     ("h upload + NTT", "msms.h.upload_ntt"),
     ("variables", "msms.variables"),
     ("msm_h", "msms.msm_h"),

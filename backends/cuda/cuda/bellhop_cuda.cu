@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <vector>
 
 #include <ff/bls12-381-fp2.hpp>
@@ -101,10 +103,10 @@ public:
     }
 };
 
-// Host memory page-locked in place (cudaHostRegister) for one call, so that its uploads
-// run asynchronously at the bus's speed instead of through the driver's pageable staging.
-// A range that cannot be registered stays pageable: slower, still correct. Released after
-// the device is idle, since a copy from it may still be running when a call fails.
+// Host memory page-locked in place (cudaHostRegister) for as long as it is kept, so that
+// its uploads run asynchronously at the bus's speed instead of through the driver's
+// pageable staging. A range that cannot be registered stays pageable: slower, still
+// correct. Released after the device is idle, since a copy from it may still be running.
 class host_registration {
     std::vector<void*> ranges;
 public:
@@ -135,6 +137,128 @@ static float host_ms_since(std::chrono::steady_clock::time_point start)
 {
     return std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
+
+// A call's host memory page-locked in place (cudaHostRegister), so that its uploads run
+// asynchronously at the bus's speed instead of through the driver's pageable staging.
+// Every range is locked at once, each on a thread of its own; `ready` waits for one just
+// before its upload, so that it goes up while the next is still being locked, and
+// `uploaded` unlocks it on another thread once its copy is done, while the call goes on.
+// A range that cannot be locked stays pageable: slower, still correct. Ranges still locked
+// when the set is destroyed (a call that failed) are unlocked after the device is idle,
+// since a copy from them may still be running.
+class host_locks {
+    struct range {
+        std::future<bool> locking;
+        bool locked = false;
+        std::future<void> unlocking;
+    };
+    int device;
+    std::map<const void*, range> ranges;
+    float waited_ms = 0;
+
+    // The range at `ptr` once its locking has ended; null if it was never asked for.
+    range* settled(const void* ptr)
+    {
+        auto it = ranges.find(ptr);
+        if (it == ranges.end())
+            return nullptr;
+        range& r = it->second;
+        if (r.locking.valid()) {
+            auto start = std::chrono::steady_clock::now();
+            r.locked = r.locking.get();
+            waited_ms += host_ms_since(start);
+        }
+        return &r;
+    }
+
+public:
+    explicit host_locks(int device) : device(device) {}
+    host_locks(const host_locks&) = delete;
+    host_locks& operator=(const host_locks&) = delete;
+
+    // Starts locking `bytes` at `ptr` (on this device's context).
+    void lock(const void* ptr, size_t bytes)
+    {
+        if (bytes == 0 || ranges.count(ptr))
+            return;
+        void* p = const_cast<void*>(ptr);
+        int dev = device;
+        try {
+            ranges[ptr].locking = std::async(std::launch::async, [p, bytes, dev] {
+                if (cudaSetDevice(dev) == cudaSuccess &&
+                    cudaHostRegister(p, bytes, cudaHostRegisterDefault) == cudaSuccess)
+                    return true;
+                (void)cudaGetLastError();
+                return false;
+            });
+        } catch (const std::system_error&) {
+            // No thread: the range stays pageable.
+        }
+    }
+
+    // Waits until the range at `ptr` is locked (or could not be); any other pointer passes.
+    void ready(const void* ptr) { settled(ptr); }
+
+    // Unlocks the range at `ptr` once what `s` has been given so far (its upload) is done.
+    void uploaded(const void* ptr, stream_t& s)
+    {
+        range* r = settled(ptr);
+        if (!r || !r->locked || r->unlocking.valid())
+            return;
+        cudaEvent_t copied;
+        CUDA_OK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+        cudaError_t recorded = cudaEventRecord(copied, s);
+        if (recorded != cudaSuccess) {
+            (void)cudaEventDestroy(copied);
+            CUDA_OK(recorded);
+        }
+        void* p = const_cast<void*>(ptr);
+        int dev = device;
+        try {
+            r->unlocking = std::async(std::launch::async, [p, copied, dev] {
+                (void)cudaSetDevice(dev);
+                (void)cudaEventSynchronize(copied);
+                (void)cudaEventDestroy(copied);
+                (void)cudaHostUnregister(p);
+            });
+        } catch (const std::system_error&) {
+            // No thread: the range stays locked until the set is destroyed.
+            (void)cudaEventDestroy(copied);
+        }
+    }
+
+    // Waits for every unlocking to end; the milliseconds the call waited on locks in all.
+    float finish()
+    {
+        auto start = std::chrono::steady_clock::now();
+        for (auto& r: ranges)
+            if (r.second.unlocking.valid()) {
+                r.second.unlocking.get();
+                r.second.locked = false;
+            }
+        return waited_ms + host_ms_since(start);
+    }
+
+    ~host_locks()
+    {
+        bool idle = false;
+        for (auto& entry: ranges) {
+            range& r = entry.second;
+            if (r.locking.valid())
+                r.locked = r.locking.get();
+            if (r.unlocking.valid()) {
+                r.unlocking.get();
+                r.locked = false;
+            }
+            if (r.locked) {
+                if (!idle)
+                    (void)cudaDeviceSynchronize();
+                idle = true;
+                (void)cudaHostUnregister(const_cast<void*>(entry.first));
+            }
+        }
+    }
+};
 
 typedef msm_t<bucket_t, point_t, affine_t, scalar_t> msm_g1_t;
 typedef msm_t<bucket_fp2_t, point_fp2_t, affine_fp2_t, scalar_t> msm_g2_t;
@@ -215,8 +339,8 @@ struct bellhop_cuda {
 
     int device;
     bool pinned;
-    // proof_msms page-locks a, b, c and aux in place for its call (host_registration), and
-    // bases that stream from the host stay page-locked while kept.
+    // proof_msms page-locks a, b, c and aux in place for its call (host_locks), and bases
+    // that stream from the host stay page-locked while kept (host_registration).
     bool register_host;
     // The most device memory the kept bases and one call's buffers may take
     // (device_memory less the CUDA context).
@@ -544,11 +668,13 @@ static fr_t z_inverse(uint32_t lg_n)
 }
 
 // d <- `values`' first `m` (zeros up to 2^lg_n) on `s`, from evaluations to the coset:
-// iNTT, then coset NTT.
+// iNTT, then coset NTT. `values` goes up once `locks` has it page-locked, if it locks it.
 static void to_coset(bellhop_cuda* ctx, stream_t& s, fr_t* d, const fr_t* values, size_t m, uint32_t lg_n,
-                     pinned_buffer& staging)
+                     pinned_buffer& staging, host_locks& locks)
 {
+    locks.ready(values);
     upload(ctx, s, d, values, m, staging);
+    locks.uploaded(values, s);
     // Zero is all-zero bits in Montgomery form too.
     s.bzero(d + m, ((size_t)1 << lg_n) - m);
     ntt_ops::NTT_internal(d, lg_n, NTT::InputOutputOrder::NR, NTT::Direction::inverse, NTT::Type::standard, s);
@@ -560,7 +686,7 @@ static void to_coset(bellhop_cuda* ctx, stream_t& s, fr_t* d, const fr_t* values
 // NTT, (a·b - c) / Z and the coset iNTT. marks[0..3] are recorded on gpu[0] at the start,
 // after the transforms, after the pointwise pass and after the coset iNTT. lg_n > 0.
 static void h_on_device(bellhop_cuda* ctx, fr_t* const d_abc[3], const fr_t* const host[3], size_t m,
-                        uint32_t lg_n, cudaEvent_t marks[4])
+                        uint32_t lg_n, cudaEvent_t marks[4], host_locks& locks)
 {
     const gpu_t& gpu = ctx->gpu();
     size_t n = (size_t)1 << lg_n;
@@ -569,7 +695,7 @@ static void h_on_device(bellhop_cuda* ctx, fr_t* const d_abc[3], const fr_t* con
         stream_t& s = gpu[i];
         if (i > 0)
             CUDA_OK(cudaStreamWaitEvent(s, marks[0], 0));
-        to_coset(ctx, s, d_abc[i], host[i], m, lg_n, ctx->staging[i]);
+        to_coset(ctx, s, d_abc[i], host[i], m, lg_n, ctx->staging[i], locks);
     }
     event_t done_b(gpu[1]), done_c(gpu[2]);
     done_b.wait(gpu[0]);
@@ -590,14 +716,14 @@ static void h_on_device(bellhop_cuda* ctx, fr_t* const d_abc[3], const fr_t* con
 // transformed on streams of their own and multiplied into d_a, then c goes up into d_b.
 // The marks as in h_on_device, but for a·b, which falls between marks 0 and 1.
 static void h_in_two_buffers(bellhop_cuda* ctx, fr_t* d_a, fr_t* d_b, const fr_t* const host[3], size_t m,
-                             uint32_t lg_n, cudaEvent_t marks[4])
+                             uint32_t lg_n, cudaEvent_t marks[4], host_locks& locks)
 {
     const gpu_t& gpu = ctx->gpu();
     size_t n = (size_t)1 << lg_n;
     CUDA_OK(cudaEventRecord(marks[0], gpu[0]));
     CUDA_OK(cudaStreamWaitEvent(gpu[1], marks[0], 0));
-    to_coset(ctx, gpu[0], d_a, host[0], m, lg_n, ctx->staging[0]);
-    to_coset(ctx, gpu[1], d_b, host[1], m, lg_n, ctx->staging[1]);
+    to_coset(ctx, gpu[0], d_a, host[0], m, lg_n, ctx->staging[0], locks);
+    to_coset(ctx, gpu[1], d_b, host[1], m, lg_n, ctx->staging[1], locks);
     event_t done_b(gpu[1]);
     done_b.wait(gpu[0]);
     int sm_count = gpu.sm_count();
@@ -606,7 +732,7 @@ static void h_in_two_buffers(bellhop_cuda* ctx, fr_t* d_a, fr_t* d_b, const fr_t
     event_t product(gpu[0]);
     product.wait(gpu[1]);
     // c's own staging: b's copy may still be reading the buffer b went through.
-    to_coset(ctx, gpu[1], d_b, host[2], m, lg_n, ctx->staging[2]);
+    to_coset(ctx, gpu[1], d_b, host[2], m, lg_n, ctx->staging[2], locks);
     event_t done_c(gpu[1]);
     done_c.wait(gpu[0]);
     CUDA_OK(cudaEventRecord(marks[1], gpu[0]));
@@ -665,7 +791,8 @@ extern "C" RustError::by_value bellhop_cuda_compute_h(bellhop_cuda* ctx, fr_t* a
         fr_t* const d_abc[3] = {&d[0], &d[n], &d[2 * n]};
         const fr_t* const host[3] = {a, b, c};
         event_marks marks(5);
-        h_on_device(ctx, d_abc, host, n, lg_n, &marks[0]);
+        host_locks none(ctx->device);
+        h_on_device(ctx, d_abc, host, n, lg_n, &marks[0], none);
         download(ctx, gpu[0], a, d_abc[0], n);
         CUDA_OK(cudaEventRecord(marks[4], gpu[0]));
         CUDA_OK(cudaEventSynchronize(marks[4]));
@@ -697,12 +824,13 @@ struct bellhop_proof_input {
     const affine_fp2_t* b_g2_bases;
 };
 
-// Milliseconds of each part of proof_msms, in this order: GPU time between events, but
-// for T_REGISTER and T_RELEASE (page-locking a, b, c and aux, and undoing it) and T_CALL
-// (the call up to freeing its device buffers), which are host time.
+// Milliseconds of each part of proof_msms, in this order: GPU time between events, but for
+// T_PAGE_LOCKS (what the call waited for a, b, c and aux to be page-locked before their
+// uploads and unlocked at its end: host_locks) and T_CALL (the call up to freeing its
+// device buffers), which are host time.
 enum {
     T_UPLOAD_NTT, T_POINTWISE, T_INTT, T_VARIABLES, T_MSM_H, T_MSM_L, T_MSM_A, T_MSM_B_G1, T_MSM_B_G2,
-    T_REGISTER, T_RELEASE, T_CALL, T_COUNT
+    T_PAGE_LOCKS, T_CALL, T_COUNT
 };
 
 struct bellhop_proof_output {
@@ -764,12 +892,16 @@ static void gather(bellhop_cuda* ctx, stream_t& s, fr_t* out, const fr_t* d_vars
     CUDA_OK(cudaGetLastError());
 }
 
-// The variables (inputs, then aux) up into `d_vars` on `s`.
-static void upload_variables(bellhop_cuda* ctx, stream_t& s, fr_t* d_vars, const bellhop_proof_input* in)
+// The variables (inputs, then aux) up into `d_vars` on `s`, aux once `locks` has it
+// page-locked, if it locks it.
+static void upload_variables(bellhop_cuda* ctx, stream_t& s, fr_t* d_vars, const bellhop_proof_input* in,
+                             host_locks& locks)
 {
     // The inputs are small: straight from pageable memory.
     s.HtoD(d_vars, in->inputs, in->ninputs);
+    locks.ready(in->aux);
     upload(ctx, s, d_vars + in->ninputs, in->aux, in->naux, ctx->staging[3]);
+    locks.uploaded(in->aux, s);
 }
 
 // The proof with every buffer on the device at once and the bases resident (or uploaded
@@ -777,7 +909,7 @@ static void upload_variables(bellhop_cuda* ctx, stream_t& s, fr_t* d_vars, const
 // variables go up on the transfer stream and the A and B scalars are gathered there; the
 // MSMs then read h, aux and the gathered scalars where they lie.
 static void proof_resident(bellhop_cuda* ctx, const bellhop_proof_input* in, bellhop_proof_output* out,
-                           event_marks& marks)
+                           event_marks& marks, host_locks& locks)
 {
     const gpu_t& gpu = ctx->gpu();
     stream_t& vs = ctx->transfers;
@@ -788,14 +920,14 @@ static void proof_resident(bellhop_cuda* ctx, const bellhop_proof_input* in, bel
     if (in->lg_n) {
         fr_t* const d[3] = {&d_abc[0], &d_abc[n], &d_abc[2 * n]};
         const fr_t* const host[3] = {in->a, in->b, in->c};
-        h_on_device(ctx, d, host, in->constraints, in->lg_n, &marks[0]);
+        h_on_device(ctx, d, host, in->constraints, in->lg_n, &marks[0], locks);
     }
 
     CUDA_OK(cudaEventRecord(marks[4], vs));
     dev_ptr_t<fr_t> d_vars(nvars, vs);
     dev_ptr_t<uint64_t> d_select(4 * nwords, vs);
     dev_ptr_t<fr_t> d_a(in->select_a.count, vs), d_b(in->select_b.count, vs);
-    upload_variables(ctx, vs, d_vars.data(), in);
+    upload_variables(ctx, vs, d_vars.data(), in, locks);
     gather(ctx, vs, d_a.data(), d_vars.data(), nvars, in->select_a, &d_select[0]);
     gather(ctx, vs, d_b.data(), d_vars.data(), nvars, in->select_b, &d_select[2 * nwords]);
     CUDA_OK(cudaEventRecord(marks[5], vs));
@@ -821,7 +953,7 @@ static void proof_resident(bellhop_cuda* ctx, const bellhop_proof_input* in, bel
 // MSM in turn with only what it reads on the device (h; the variables and, for A and B,
 // their gathered scalars), its bases streamed from the host in chunks that fit beside them.
 static void proof_streamed(bellhop_cuda* ctx, const bellhop_proof_input* in, bellhop_proof_output* out,
-                           event_marks& marks)
+                           event_marks& marks, host_locks& locks)
 {
     const gpu_t& gpu = ctx->gpu();
     stream_t& vs = ctx->transfers;
@@ -836,7 +968,7 @@ static void proof_streamed(bellhop_cuda* ctx, const bellhop_proof_input* in, bel
                 ctx->too_small("computing h", ctx->budget - ctx->room(0) + 2 * n * S);
             dev_ptr_t<fr_t> d_bc(n, gpu[0]);
             const fr_t* const host[3] = {in->a, in->b, in->c};
-            h_in_two_buffers(ctx, d_h.data(), d_bc.data(), host, in->constraints, in->lg_n, &marks[0]);
+            h_in_two_buffers(ctx, d_h.data(), d_bc.data(), host, in->constraints, in->lg_n, &marks[0], locks);
             gpu.sync();
         }
         timed([&] {
@@ -850,7 +982,7 @@ static void proof_streamed(bellhop_cuda* ctx, const bellhop_proof_input* in, bel
     CUDA_OK(cudaEventRecord(marks[4], vs));
     dev_ptr_t<fr_t> d_vars(nvars, vs);
     dev_ptr_t<uint64_t> d_select(2 * nwords, vs);
-    upload_variables(ctx, vs, d_vars.data(), in);
+    upload_variables(ctx, vs, d_vars.data(), in, locks);
     CUDA_OK(cudaEventRecord(marks[5], vs));
     vs.sync();
     size_t vars = nvars * S + 2 * nwords * sizeof(uint64_t);
@@ -884,24 +1016,21 @@ extern "C" RustError::by_value bellhop_cuda_proof_msms(bellhop_cuda* ctx, const 
     std::lock_guard<std::mutex> guard(ctx->lock);
     try {
         auto call_start = std::chrono::steady_clock::now();
-        // Before the device buffers, so that it is released after they are freed.
-        host_registration registered;
+        // Before the device buffers, so that what a failed call left locked is unlocked
+        // after they are freed.
+        host_locks locks(ctx->device);
         if (ctx->register_host) {
-            auto start = std::chrono::steady_clock::now();
             for (const fr_t* v: {in->a, in->b, in->c})
-                registered.add(v, in->constraints * sizeof(fr_t));
-            registered.add(in->aux, in->naux * sizeof(fr_t));
-            out->ms[T_REGISTER] = host_ms_since(start);
-        } else {
-            out->ms[T_REGISTER] = 0;
+                locks.lock(v, in->constraints * sizeof(fr_t));
+            locks.lock(in->aux, in->naux * sizeof(fr_t));
         }
         event_marks marks(PROOF_MARKS);
         bool streamed = ctx->chunk_cap || resident_proof_bytes(ctx, in) > ctx->room(0);
         if (streamed) {
             ctx->stream_all_kept();
-            proof_streamed(ctx, in, out, marks);
+            proof_streamed(ctx, in, out, marks, locks);
         } else {
-            proof_resident(ctx, in, out, marks);
+            proof_resident(ctx, in, out, marks, locks);
         }
         out->streamed = streamed;
 
@@ -912,9 +1041,7 @@ extern "C" RustError::by_value bellhop_cuda_proof_msms(bellhop_cuda* ctx, const 
         out->ms[T_VARIABLES] = marks.ms(4, 5);
         for (int i = 0; i < 5; i++)
             out->ms[T_MSM_H + i] = marks.ms(6 + 2 * i, 7 + 2 * i);
-        auto release_start = std::chrono::steady_clock::now();
-        registered.release();
-        out->ms[T_RELEASE] = host_ms_since(release_start);
+        out->ms[T_PAGE_LOCKS] = locks.finish();
         out->ms[T_CALL] = host_ms_since(call_start);
         return RustError{cudaSuccess};
     }

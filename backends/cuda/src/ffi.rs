@@ -50,7 +50,7 @@ pub(crate) struct ProofInput {
 }
 
 /// The parts of `bellhop_cuda_proof_msms` that `ProofOutput::ms` times, in its order.
-pub(crate) const PROOF_PARTS: [&str; 12] = [
+pub(crate) const PROOF_PARTS: [&str; 11] = [
     "h.upload_ntt",
     "h.pointwise",
     "h.intt",
@@ -60,8 +60,7 @@ pub(crate) const PROOF_PARTS: [&str; 12] = [
     "msm_a",
     "msm_b_g1",
     "msm_b_g2",
-    "register",
-    "release",
+    "page_locks",
     "call",
 ];
 
@@ -69,7 +68,7 @@ pub(crate) const PROOF_PARTS: [&str; 12] = [
 pub(crate) const MSM_PARTS: std::ops::Range<usize> = 4..9;
 
 /// `struct bellhop_proof_output`: the five MSM results and the milliseconds of each part
-/// (GPU time, but for `register`, `release` and `call`, which are host time).
+/// (GPU time, but for `page_locks` and `call`, which are host time).
 #[repr(C)]
 #[derive(Default)]
 pub(crate) struct ProofOutput {

@@ -16,8 +16,10 @@
 //! `bellhop ab` can compare them in one process. Option (`[backend.options]`):
 //! - `register_host_memory = true` page-locks a proof's a, b, c and aux in place for its
 //!   `proof_msms` call (cudaHostRegister), so that they upload asynchronously at the bus's
-//!   speed (its cost timed as `register` and `release`), and bases that stream (below) for
-//!   as long as they are kept.
+//!   speed, and bases that stream (below) for as long as they are kept. The four are locked
+//!   at once on threads of their own, each going up as soon as it is locked, and unlocked
+//!   as soon as it is up, while the MSMs run; what the call still waits for is timed as
+//!   `page_locks`.
 //! - `device_memory = "20GiB"` bounds the GPU memory the process takes on the card: the
 //!   CUDA context (what is in use when the backend opens, at most 1 GiB), the kept bases
 //!   and a call's buffers (default: the card's free memory when opened, for the last two). Bases are kept on the GPU while
