@@ -551,7 +551,7 @@ async fn admitted_benchmarks_complete_without_a_proof() {
 
     // Journaled while admitted, stopped before it ended (its synthesis held past the
     // stop, so it is never proved): failed at a start that refuses it.
-    let engine = Engine::start(&holding(admitting.clone(), "synthetic-porep:2KiB", 2000), params_dir()).unwrap();
+    let engine = start(&holding(admitting.clone(), "synthetic-porep:2KiB", 2000));
     let stopped = engine.submit(JobRequest::new(circuit, input.clone()).unwrap()).unwrap().job_id;
     engine.shutdown(Duration::ZERO);
     drop(engine);

@@ -103,6 +103,16 @@ public:
     }
 };
 
+// Page-locks `bytes` at `p` in place (cudaHostRegister) on the current device's context:
+// whether it could. What could not be locked stays pageable: slower, still correct.
+static bool page_lock(void* p, size_t bytes)
+{
+    if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) == cudaSuccess)
+        return true;
+    (void)cudaGetLastError();
+    return false;
+}
+
 // Host memory page-locked in place (cudaHostRegister) for as long as it is kept, so that
 // its uploads run asynchronously at the bus's speed instead of through the driver's
 // pageable staging. A range that cannot be registered stays pageable: slower, still
@@ -115,10 +125,8 @@ public:
         if (bytes == 0)
             return;
         void* p = const_cast<void*>(ptr);
-        if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) == cudaSuccess)
+        if (page_lock(p, bytes))
             ranges.push_back(p);
-        else
-            (void)cudaGetLastError();
     }
     void release()
     {
@@ -171,6 +179,15 @@ class host_locks {
         return &r;
     }
 
+    // Waits for the range's unlocking, if it was handed over.
+    static void unlocked(range& r)
+    {
+        if (r.unlocking.valid()) {
+            r.unlocking.get();
+            r.locked = false;
+        }
+    }
+
 public:
     explicit host_locks(int device) : device(device) {}
     host_locks(const host_locks&) = delete;
@@ -185,11 +202,7 @@ public:
         int dev = device;
         try {
             ranges[ptr].locking = std::async(std::launch::async, [p, bytes, dev] {
-                if (cudaSetDevice(dev) == cudaSuccess &&
-                    cudaHostRegister(p, bytes, cudaHostRegisterDefault) == cudaSuccess)
-                    return true;
-                (void)cudaGetLastError();
-                return false;
+                return cudaSetDevice(dev) == cudaSuccess && page_lock(p, bytes);
             });
         } catch (const std::system_error&) {
             // No thread: the range stays pageable.
@@ -232,10 +245,7 @@ public:
     {
         auto start = std::chrono::steady_clock::now();
         for (auto& r: ranges)
-            if (r.second.unlocking.valid()) {
-                r.second.unlocking.get();
-                r.second.locked = false;
-            }
+            unlocked(r.second);
         return waited_ms + host_ms_since(start);
     }
 
@@ -246,10 +256,7 @@ public:
             range& r = entry.second;
             if (r.locking.valid())
                 r.locked = r.locking.get();
-            if (r.unlocking.valid()) {
-                r.unlocking.get();
-                r.locked = false;
-            }
+            unlocked(r);
             if (r.locked) {
                 if (!idle)
                     (void)cudaDeviceSynchronize();
