@@ -5,8 +5,9 @@
 # (pce, lookahead 1, host memory budget 120GiB, register_host_memory, malloc on huge pages)
 # and the bench's parameters in memory:
 # 1. resident: no device_memory (the card's free memory), pce recording its cache in the
-#    warm-up; 2. with BEFORE (a directory of an earlier build's plugins), the same run
-#    with those plugins, for a ratio from the same lease; 3. then one run with
+#    warm-up; 2. with BEFORE (a directory of an earlier build's plugins) or BEFORE_OPTIONS
+#    (lines added to [backend.options], e.g. lock_each_proof = true), the same run with
+#    those plugins or options, for a ratio from the same lease; 3. then one run with
 #    device_memory = each of BUDGETS (20GiB 12GiB). Runs after the first replay pce's
 #    cache. The GPU's memory is sampled every 200 ms throughout.
 #
@@ -28,8 +29,9 @@ if [[ ! -f "$work/started" ]]; then
         run() { WORK='$work' OUT='$work/out' STRATEGY=pce BUDGET=120GiB LOOKAHEAD=1 RUNS=${RUNS:-3} WARMUP=1 \
             PARAMS=memory WAIT=100000 GLIBC_TUNABLES=glibc.malloc.hugetlb=1 '$bundle/porep32-sim.sh'; }
         { date -u +%s; NAME=resident BACKEND_OPTIONS='register_host_memory = true' run
-          if [[ -n '${BEFORE:-}' ]]; then
-              date -u +%s; NAME=before-resident PLUGIN_DIR='${BEFORE:-}' BACKEND_OPTIONS='register_host_memory = true' run
+          if [[ -n '${BEFORE:-}${BEFORE_OPTIONS:-}' ]]; then
+              date -u +%s; NAME=before-resident PLUGIN_DIR='${BEFORE:-}' BACKEND_OPTIONS=\"register_host_memory = true
+${BEFORE_OPTIONS:-}\" run
           fi
           for budget in ${BUDGETS-20GiB 12GiB}; do
               date -u +%s; NAME=budget-\$budget BACKEND_OPTIONS=\"register_host_memory = true

@@ -21,6 +21,7 @@ use bellhop_host::{
     pipeline::{self, PipelineError, Randomness},
     plugins::{Backends, Plugin},
     prover::ProveError,
+    recycler::Recycler,
     session::OpenedBackend,
 };
 use bellhop_plugin_sdk::{
@@ -256,7 +257,8 @@ impl Device {
         catch_unwind(AssertUnwindSafe(|| {
             let blinding = |index| Randomness::Os.blinding(index);
             let synthesized = vec![(job, assignment)];
-            pipeline::prove_synthesized(&backend, srs, 0, synthesized, blinding, verify, dealloc, &mut |p| {
+            let recycler = Recycler::off(dealloc);
+            pipeline::prove_synthesized(&backend, srs, 0, synthesized, blinding, verify, &recycler, &mut |p| {
                 proved = Some(p);
             })
         }))

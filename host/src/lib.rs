@@ -20,6 +20,7 @@ pub mod phases;
 pub mod pipeline;
 pub mod plugins;
 pub mod prover;
+pub mod recycler;
 pub mod session;
 pub mod shadow;
 pub mod stats;

@@ -36,6 +36,7 @@ use crate::{
     params::Srs,
     phases::record_subphase,
     prover::{self, Blinding, ProveError},
+    recycler::Recycler,
     session::OpenedBackend,
 };
 
@@ -178,15 +179,41 @@ pub fn synthesize_batch(
     first: usize,
     jobs: &[Job],
 ) -> Result<Vec<(Job, Assignment)>, PipelineError> {
+    synthesize_reusing(strategy, None, batch, first, jobs)
+}
+
+/// [`synthesize_batch`], into assignments `recycler` kept where it has one for every job
+/// (`synthesize_into`); on failure they go back to it.
+fn synthesize_reusing(
+    strategy: &dyn Strategy,
+    recycler: Option<&Recycler<'_>>,
+    batch: usize,
+    first: usize,
+    jobs: &[Job],
+) -> Result<Vec<(Job, Assignment)>, PipelineError> {
     let _batch = info_span!("batch", first = first as u64, count = jobs.len() as u64).entered();
     let _span = info_span!("synthesis").entered();
+    let mut lent = recycler.and_then(|r| r.lend(jobs));
     // The circuit's own public inputs are computed beside the strategy's synthesis.
     let (synthesized, expected) = rayon::join(
-        || strategy.synthesize(jobs),
+        || match &mut lent {
+            Some(lent) => strategy.synthesize_into(jobs, &mut lent.buffers()),
+            None => strategy.synthesize(jobs),
+        },
         || jobs.iter().map(prover::expected_public_inputs).collect::<Vec<_>>(),
     );
-    let Synthesis { assignments, timings, warnings } =
-        synthesized.map_err(|error| PipelineError::Synthesis { batch, error })?;
+    let unused = |lent: Option<_>| {
+        if let (Some(recycler), Some(lent)) = (recycler, lent) {
+            recycler.unused(jobs, lent);
+        }
+    };
+    let Synthesis { mut assignments, timings, warnings } = match synthesized {
+        Ok(synthesized) => synthesized,
+        Err(error) => {
+            unused(lent);
+            return Err(PipelineError::Synthesis { batch, error });
+        }
+    };
     for t in timings {
         record_subphase("synthesis", &t.name, t.nanos);
     }
@@ -194,21 +221,32 @@ pub fn synthesize_batch(
         tracing::warn!("strategy: {warning}");
     }
     if assignments.len() != jobs.len() {
+        unused(lent);
         return Err(PipelineError::Count { expected: jobs.len(), got: assignments.len() });
     }
-    for (offset, ((job, assignment), expected)) in jobs.iter().zip(&assignments).zip(expected).enumerate() {
-        expected
-            .and_then(|expected| prover::check_public_inputs(assignment, &expected, &job.circuit))
-            .map_err(|error| PipelineError::Prove { index: first + offset, error })?;
+    if let Some(lent) = lent {
+        Recycler::fill(lent, &mut assignments);
     }
-    Ok(jobs.iter().cloned().zip(assignments).collect())
+    let synthesized: Vec<(Job, Assignment)> = jobs.iter().cloned().zip(assignments).collect();
+    for (offset, ((job, assignment), expected)) in synthesized.iter().zip(expected).enumerate() {
+        if let Err(error) =
+            expected.and_then(|expected| prover::check_public_inputs(assignment, &expected, &job.circuit))
+        {
+            if let Some(recycler) = recycler {
+                recycler.spent_all(synthesized);
+            }
+            return Err(PipelineError::Prove { index: first + offset, error });
+        }
+    }
+    Ok(synthesized)
 }
 
 /// The proving step the pipeline and the engine share: `synthesized`, proofs number
 /// `first` on, proved the way `backend` offers (the whole batch in one call where it has
 /// PROVE_BATCH, else one by one, its h and MSMs in one call where it has PROOF_MSMS), with
 /// the blinding `blinding` gives each, verified if `verify` (a panic in the verifier is an
-/// error), and handed to `proved` one by one in order.
+/// error), and handed to `proved` one by one in order. Each assignment, proved or not, goes
+/// to `recycler`.
 #[allow(clippy::too_many_arguments)]
 pub fn prove_synthesized(
     backend: &OpenedBackend,
@@ -217,7 +255,7 @@ pub fn prove_synthesized(
     synthesized: Vec<(Job, Assignment)>,
     blinding: impl Fn(usize) -> Result<Blinding, PipelineError>,
     verify: bool,
-    dealloc: &Dealloc,
+    recycler: &Recycler<'_>,
     proved: &mut dyn FnMut(ProvedJob),
 ) -> Result<(), PipelineError> {
     // Verifies a proof (inside its `proof` span) and hands it on.
@@ -236,6 +274,7 @@ pub fn prove_synthesized(
         Ok::<_, PipelineError>(())
     };
     if backend.proves_whole_batches() && !synthesized.is_empty() {
+        // (A recycler keeps nothing for a backend that proves whole batches.)
         let mut blindings = Vec::with_capacity(synthesized.len());
         for (offset, (job, assignment)) in synthesized.iter().enumerate() {
             prover::check_inputs(srs, assignment, &job.circuit)
@@ -252,17 +291,28 @@ pub fn prove_synthesized(
             let _proof = info_span!("proof", index = (first + offset) as u64).entered();
             finish(first + offset, job.circuit.to_string(), proof, prover::public_inputs(assignment))?;
         }
-        dealloc.drop_later(synthesized);
+        recycler.drop_later(synthesized);
         return Ok(());
     }
-    for (offset, (job, assignment)) in synthesized.into_iter().enumerate() {
+    let mut synthesized = synthesized.into_iter().enumerate();
+    while let Some((offset, (job, assignment))) = synthesized.next() {
         let index = first + offset;
         let _proof = info_span!("proof", index = index as u64).entered();
         let circuit = job.circuit.to_string();
-        let (proof, public_inputs) =
-            prover::prove(backend.as_ref(), backend.msm_calls(), srs, assignment, blinding(index)?, &circuit, dealloc)
-                .map_err(|error| PipelineError::Prove { index, error })?;
-        finish(index, circuit, proof, public_inputs)?;
+        let proof = match blinding(index) {
+            Ok(blinding) => {
+                prover::prove(backend.as_ref(), backend.msm_calls(), srs, assignment, blinding, &circuit, recycler)
+                    .map_err(|error| PipelineError::Prove { index, error })
+            }
+            Err(e) => {
+                recycler.spent(&circuit, assignment);
+                Err(e)
+            }
+        };
+        if let Err(e) = proof.and_then(|(proof, public_inputs)| finish(index, circuit, proof, public_inputs)) {
+            recycler.spent_all(synthesized.map(|(_, proof)| proof));
+            return Err(e);
+        }
     }
     Ok(())
 }
@@ -307,17 +357,38 @@ fn run_after(
     on_proof: &(dyn Fn(&ProvedJob) + Sync),
 ) -> Result<Vec<ProvedJob>, PipelineError> {
     let dealloc = Dealloc::new();
+    // A proof's buffers are reused for the one after the next (synthesis runs ahead by up
+    // to `lookahead` batches), where the backend keeps them.
+    let most =
+        first.iter().map(Vec::len).chain(batches.iter().map(Vec::len)).max().unwrap_or(0) * (options.lookahead + 2);
+    let recycler = Recycler::for_backend(backend, &dealloc, most);
     // Batch numbers count `first` as batch 0; `batches[i]` is batch `i + skip`.
     let skip = usize::from(first.is_some());
     let sizes = first.iter().map(Vec::len).chain(batches.iter().map(Vec::len));
     let firsts: Vec<usize> = sizes.scan(0, |next, size| Some(std::mem::replace(next, *next + size))).collect();
-    let synthesize = |batch: usize, jobs: &[Job]| synthesize_batch(strategy, batch, firsts[batch], jobs);
+    let synthesize =
+        |batch: usize, jobs: &[Job]| synthesize_reusing(strategy, Some(&recycler), batch, firsts[batch], jobs);
     let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
         let blinding = |index| options.randomness.blinding(index);
-        prove_synthesized(backend, srs, firsts[batch], synthesized, blinding, options.verify, &dealloc, &mut |proved| {
-            on_proof(&proved);
-            out.push(proved);
-        })
+        prove_synthesized(
+            backend,
+            srs,
+            firsts[batch],
+            synthesized,
+            blinding,
+            options.verify,
+            &recycler,
+            &mut |proved| {
+                on_proof(&proved);
+                out.push(proved);
+            },
+        )
+    };
+    // What was synthesized but is not proved (the run failed) goes back to the recycler.
+    let unproved = |result: Result<Vec<(Job, Assignment)>, PipelineError>| {
+        if let Ok(synthesized) = result {
+            recycler.spent_all(synthesized);
+        }
     };
 
     let mut proved = Vec::new();
@@ -359,7 +430,10 @@ fn run_after(
                         let result = synthesize(i + skip, jobs);
                         times.lock().unwrap_or_else(|p| p.into_inner()).synthesized(start.elapsed().as_secs_f64());
                         let failed = result.is_err();
-                        if sender.send((i, result)).is_err() || failed {
+                        if let Err(returned) = sender.send((i, result)) {
+                            return unproved(returned.0 .1);
+                        }
+                        if failed {
                             return;
                         }
                     }
@@ -381,21 +455,30 @@ fn run_after(
             }
             Ok::<_, PipelineError>(())
         };
-        if let Some(first) = first {
-            prove_timed(0, first, &mut proved)?;
-        }
-        // Batches arrive in the order their synthesis ends; they are proved in order.
         let mut ready = BTreeMap::new();
-        let mut want = 0;
-        for (i, result) in receiver {
-            ready.insert(i, result);
-            while let Some(result) = ready.remove(&want) {
-                slots.release();
-                prove_timed(want + skip, result?, &mut proved)?;
-                want += 1;
+        let proving = (|| {
+            if let Some(first) = first {
+                prove_timed(0, first, &mut proved)?;
             }
+            // Batches arrive in the order their synthesis ends; they are proved in order.
+            let mut want = 0;
+            for (i, result) in &receiver {
+                ready.insert(i, result);
+                while let Some(result) = ready.remove(&want) {
+                    slots.release();
+                    prove_timed(want + skip, result?, &mut proved)?;
+                    want += 1;
+                }
+            }
+            Ok(())
+        })();
+        if proving.is_err() {
+            // The synthesis threads stop after their current batch; what they made, and
+            // what waited, is not proved.
+            slots.close();
+            ready.into_values().chain(receiver.iter().map(|(_, result)| result)).for_each(unproved);
         }
-        Ok(proved)
+        proving.map(|()| proved)
     })
 }
 

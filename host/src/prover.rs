@@ -16,9 +16,9 @@ use rayon::prelude::*;
 use tracing::info_span;
 
 use crate::{
-    dealloc::Dealloc,
     params::{ParamsError, Srs},
     phases::record_subphase,
+    recycler::Recycler,
 };
 
 /// Why a proof could not be made.
@@ -208,8 +208,8 @@ struct Msms {
 /// Proves `assignment` of `circuit` with `srs` through `backend`, its h and MSMs by
 /// `calls`, exactly as bellperson 0.27 does: the same h, the same MSMs, combined with
 /// `blinding` in the same way, so that a fixed `r` and `s` give bellperson's proof bytes.
-/// Returns the proof and its public inputs (without the constant one). Large buffers go
-/// to `dealloc`.
+/// Returns the proof and its public inputs (without the constant one). The assignment,
+/// proved or not, and other large buffers go to `recycler`.
 pub fn prove(
     backend: &dyn Backend,
     calls: MsmCalls,
@@ -217,13 +217,16 @@ pub fn prove(
     assignment: Assignment,
     blinding: Blinding,
     circuit: &str,
-    dealloc: &Dealloc,
+    recycler: &Recycler<'_>,
 ) -> Result<(Proof<Bls12>, Vec<Scalar>), ProveError> {
-    check_inputs(srs, &assignment, circuit)?;
+    if let Err(e) = check_inputs(srs, &assignment, circuit) {
+        recycler.spent(circuit, assignment);
+        return Err(e);
+    }
     let public_inputs = public_inputs(&assignment);
     let msms = match calls {
-        MsmCalls::Primitives => msms_by_primitives(backend, srs, assignment, dealloc)?,
-        MsmCalls::OneCall => msms_in_one_call(backend, srs, assignment, dealloc)?,
+        MsmCalls::Primitives => msms_by_primitives(backend, srs, assignment, recycler)?,
+        MsmCalls::OneCall => msms_in_one_call(backend, srs, assignment, circuit, recycler)?,
     };
     let vk = &srs.vk;
     let Blinding { r, s } = blinding;
@@ -237,7 +240,7 @@ fn msms_by_primitives(
     backend: &dyn Backend,
     srs: &Srs,
     assignment: Assignment,
-    dealloc: &Dealloc,
+    recycler: &Recycler<'_>,
 ) -> Result<Msms, ProveError> {
     let Assignment { mut a, mut b, mut c, inputs, aux, a_aux_density, b_input_density, b_aux_density } = assignment;
     let h = {
@@ -250,7 +253,7 @@ fn msms_by_primitives(
         for t in timings {
             record_subphase("h", &t.name, t.nanos);
         }
-        dealloc.drop_later((b, c));
+        recycler.drop_later((b, c));
         a.truncate(domain - 1);
         a
     };
@@ -258,7 +261,7 @@ fn msms_by_primitives(
         let _span = info_span!("msm_h").entered();
         checked_g1("msm_h", phase("msm_h", backend.msm_g1(cast_slice(&srs.h), &h)).map(cast::<_, G1Projective>)?)?
     };
-    dealloc.drop_later(h);
+    recycler.drop_later(h);
     let msm_l = {
         let _span = info_span!("msm_l").entered();
         checked_g1("msm_l", phase("msm_l", backend.msm_g1(cast_slice(&srs.l), &aux)).map(cast::<_, G1Projective>)?)?
@@ -284,7 +287,7 @@ fn msms_by_primitives(
             phase("msm_b_g2", backend.msm_g2(cast_slice(&srs.b_g2), &b_scalars)).map(cast::<_, G2Projective>)?,
         )?
     };
-    dealloc.drop_later((b_scalars, aux, a_aux_density, b_input_density, b_aux_density, inputs));
+    recycler.drop_later((b_scalars, aux, a_aux_density, b_input_density, b_aux_density, inputs));
     Ok(Msms { h: msm_h, l: msm_l, a: a_answer, b_g1: b_g1_answer, b_g2: b_g2_answer })
 }
 
@@ -292,18 +295,23 @@ fn msms_in_one_call(
     backend: &dyn Backend,
     srs: &Srs,
     assignment: Assignment,
-    dealloc: &Dealloc,
+    circuit: &str,
+    recycler: &Recycler<'_>,
 ) -> Result<Msms, ProveError> {
-    let _span = info_span!("msms").entered();
-    let bases = ProvingBases {
-        h: cast_slice(&srs.h).into(),
-        l: cast_slice(&srs.l).into(),
-        a: cast_slice(&srs.a).into(),
-        b_g1: cast_slice(&srs.b_g1).into(),
-        b_g2: cast_slice(&srs.b_g2).into(),
+    let out = {
+        let _span = info_span!("msms").entered();
+        let bases = ProvingBases {
+            h: cast_slice(&srs.h).into(),
+            l: cast_slice(&srs.l).into(),
+            a: cast_slice(&srs.a).into(),
+            b_g1: cast_slice(&srs.b_g1).into(),
+            b_g2: cast_slice(&srs.b_g2).into(),
+        };
+        backend.proof_msms(bases, &assignment)
     };
-    let out = phase("msms", backend.proof_msms(bases, &assignment))?;
-    dealloc.drop_later(assignment);
+    // After the call's phase: the first time, keeping it page-locks it.
+    recycler.spent(circuit, assignment);
+    let out = phase("msms", out)?;
     for t in &out.timings {
         record_subphase("msms", &t.name, t.nanos);
     }

@@ -16,6 +16,7 @@ use bellhop_host::{
     phases::{PhaseLayer, PhaseLog},
     pipeline::{self, PipelineError},
     prover::{self, Blinding, MsmCalls, ProveError},
+    recycler::Recycler,
     session::OpenedBackend,
 };
 use bellhop_plugin_sdk::{
@@ -68,9 +69,16 @@ impl Backend for FusedCpu {
             .zip(r.iter().zip(s))
             .map(|(a, (r, s))| {
                 let blinding = Blinding { r: cast(*r), s: cast(*s) };
-                let (p, _) =
-                    prover::prove(&self.cpu, MsmCalls::Primitives, &srs, (*a).clone(), blinding, "fused", &dealloc)
-                        .unwrap();
+                let (p, _) = prover::prove(
+                    &self.cpu,
+                    MsmCalls::Primitives,
+                    &srs,
+                    (*a).clone(),
+                    blinding,
+                    "fused",
+                    &Recycler::off(&dealloc),
+                )
+                .unwrap();
                 Proof { a: cast(p.a), b: cast(p.b), c: cast(p.c) }
             })
             .collect())

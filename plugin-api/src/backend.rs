@@ -99,6 +99,19 @@ pub trait BackendObject: Send + Sync {
         let _ = (bases, assignment);
         RErr(PluginError::unsupported("proof_msms"))
     }
+
+    /// The host's promise that these ranges stay allocated until `release_host_memory`;
+    /// whether the backend keeps them (page-locked). ABI 1.6: a 1.5 plugin keeps nothing.
+    fn keep_host_memory(&self, ranges: RSlice<'_, RSlice<'_, Fr>>) -> RResult<bool, PluginError> {
+        let _ = ranges;
+        ROk(false)
+    }
+
+    /// Ends the `keep_host_memory` promise of each range. ABI 1.6.
+    fn release_host_memory(&self, ranges: RSlice<'_, RSlice<'_, Fr>>) -> RResult<(), PluginError> {
+        let _ = ranges;
+        ROk(())
+    }
 }
 
 /// The bases of a Groth16 proving key, as the host holds them (bellperson's `Parameters`

@@ -10,7 +10,7 @@ use abi_stable::{
     library::RootModule,
     sabi_trait,
     sabi_types::VersionStrings,
-    std_types::{RBox, RResult, RSlice, RString, RVec},
+    std_types::{RBox, RResult, RResult::RErr, RSlice, RSliceMut, RString, RVec},
     StableAbi,
 };
 
@@ -137,12 +137,40 @@ pub struct Synthesized {
     pub warnings: RVec<RString>,
 }
 
+/// Memory the host lends a strategy to synthesize one job into (ABI 1.6): A, B and C of
+/// one length, as many as the job's constraints, and its aux variables, each exactly as
+/// long as the job needs. The host keeps these buffers across jobs (a GPU backend keeps
+/// them page-locked), so a strategy writes every element and never reallocates.
+#[repr(C)]
+#[derive(StableAbi, Debug)]
+pub struct AssignmentBuffers<'a> {
+    /// The A query evaluated at the witness.
+    pub a: RSliceMut<'a, Fr>,
+    /// The B query evaluated at the witness.
+    pub b: RSliceMut<'a, Fr>,
+    /// The C query evaluated at the witness.
+    pub c: RSliceMut<'a, Fr>,
+    /// The private (auxiliary) variables.
+    pub aux: RSliceMut<'a, Fr>,
+}
+
 /// An opened strategy, FFI-safe; the host reaches it as a [`StrategyBox`].
 #[sabi_trait]
 pub trait StrategyObject: Send + Sync {
     /// Synthesizes each job; one assignment per job, in order.
     #[sabi(last_prefix_field)]
     fn synthesize(&self, jobs: RSlice<'_, Job>) -> RResult<Synthesized, PluginError>;
+
+    /// As `synthesize`, with job `i`'s a, b, c and aux written into `into[i]` (one per job)
+    /// and left empty in its assignment. ABI 1.6: a 1.5 plugin answers with this default.
+    fn synthesize_into(
+        &self,
+        jobs: RSlice<'_, Job>,
+        into: RSliceMut<'_, AssignmentBuffers<'_>>,
+    ) -> RResult<Synthesized, PluginError> {
+        let _ = (jobs, into);
+        RErr(PluginError::unsupported("synthesize_into"))
+    }
 }
 
 /// An opened strategy as it crosses the ABI.

@@ -36,6 +36,9 @@
 //!   its device between them.
 //! - 1.5: [`ErrorKind::OUT_OF_MEMORY`](crate::ErrorKind::OUT_OF_MEMORY), told apart from a
 //!   failing device.
+//! - 1.6: `Strategy::synthesize_into` (a, b, c and aux written into buffers the host
+//!   lends) and `Backend::keep_host_memory` / `release_host_memory` (the host's promise
+//!   that those buffers stay allocated, so a GPU backend keeps them page-locked).
 
 use std::fmt;
 
@@ -52,10 +55,10 @@ pub struct AbiVersion {
 }
 
 /// The ABI version this crate defines.
-pub const ABI_VERSION: AbiVersion = AbiVersion { major: 1, minor: 5 };
+pub const ABI_VERSION: AbiVersion = AbiVersion { major: 1, minor: 6 };
 
 /// [`ABI_VERSION`] as `abi_stable` version strings, for the root modules.
-pub(crate) const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.5.0");
+pub(crate) const ABI_VERSION_STRINGS: VersionStrings = VersionStrings::new("1.6.0");
 
 impl AbiVersion {
     /// Whether a plugin built for `self` can be loaded by a host speaking `host`: the same

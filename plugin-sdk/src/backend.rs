@@ -116,6 +116,24 @@ pub trait Backend: Send + Sync {
         let _ = (bases, assignment);
         Err(PluginError::unsupported("proof_msms"))
     }
+
+    /// ABI 1.6. The host promises that every range in `ranges` stays allocated (it may
+    /// write into it between calls, never during one that reads it) until
+    /// [`Backend::release_host_memory`] names it, so a device backend may page-lock it once
+    /// for all the proofs that read it. Returns whether the backend keeps them: the host
+    /// then reuses the ranges for later proofs rather than freeing them. The default keeps
+    /// nothing.
+    fn keep_host_memory(&self, ranges: &[&[Fr]]) -> Result<bool, PluginError> {
+        let _ = ranges;
+        Ok(false)
+    }
+
+    /// ABI 1.6. Ends the [`Backend::keep_host_memory`] promise of each range; the host
+    /// frees them afterwards.
+    fn release_host_memory(&self, ranges: &[&[Fr]]) -> Result<(), PluginError> {
+        let _ = ranges;
+        Ok(())
+    }
 }
 
 /// [`Backend::compute_h`] built from [`Backend::ntt`], as its definition reads; the provided
@@ -350,6 +368,20 @@ impl<T: Backend> BackendObject for Exported<T> {
             self.0.proof_msms(bases, assignment)
         })
     }
+
+    fn keep_host_memory(&self, ranges: RSlice<'_, RSlice<'_, Fr>>) -> RResult<bool, PluginError> {
+        guard("keep_host_memory", || {
+            let ranges: Vec<&[Fr]> = ranges.iter().map(RSlice::as_slice).collect();
+            self.0.keep_host_memory(&ranges)
+        })
+    }
+
+    fn release_host_memory(&self, ranges: RSlice<'_, RSlice<'_, Fr>>) -> RResult<(), PluginError> {
+        guard("release_host_memory", || {
+            let ranges: Vec<&[Fr]> = ranges.iter().map(RSlice::as_slice).collect();
+            self.0.release_host_memory(&ranges)
+        })
+    }
 }
 
 impl Backend for BackendBox {
@@ -396,6 +428,16 @@ impl Backend for BackendBox {
 
     fn proof_msms(&self, bases: ProvingBases<'_>, assignment: &Assignment) -> Result<ProofMsms, PluginError> {
         BackendObject_TO::proof_msms(self, bases, assignment).into()
+    }
+
+    fn keep_host_memory(&self, ranges: &[&[Fr]]) -> Result<bool, PluginError> {
+        let ranges: Vec<RSlice<'_, Fr>> = ranges.iter().map(|&r| r.into()).collect();
+        BackendObject_TO::keep_host_memory(self, ranges.as_slice().into()).into()
+    }
+
+    fn release_host_memory(&self, ranges: &[&[Fr]]) -> Result<(), PluginError> {
+        let ranges: Vec<RSlice<'_, Fr>> = ranges.iter().map(|&r| r.into()).collect();
+        BackendObject_TO::release_host_memory(self, ranges.as_slice().into()).into()
     }
 }
 

@@ -8,17 +8,19 @@
 
 use abi_stable::{
     sabi_trait,
-    std_types::{RResult, RSlice, RString},
+    std_types::{RResult, RSlice, RSliceMut, RString, RVec},
 };
 
 use serde::de::DeserializeOwned;
 
 pub use bellhop_plugin_api::strategy::{
-    Assignment, Density, Job, StrategyBox, StrategyModule, StrategyModuleRef, StrategyObject, StrategyObject_TO,
-    Synthesized,
+    Assignment, AssignmentBuffers, Density, Job, StrategyBox, StrategyModule, StrategyModuleRef, StrategyObject,
+    StrategyObject_TO, Synthesized,
 };
 
-use crate::{guard::guard, BuildInfo, Description, OpenRequest, PhaseTiming, PluginError, PluginInfo, PluginKind};
+use crate::{
+    guard::guard, types::Fr, BuildInfo, Description, OpenRequest, PhaseTiming, PluginError, PluginInfo, PluginKind,
+};
 
 /// What one `synthesize` call returns.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -32,10 +34,107 @@ pub struct Synthesis {
     pub warnings: Vec<String>,
 }
 
+/// Memory lent to synthesize one job into ([`Strategy::synthesize_into`]).
+#[derive(Debug)]
+pub struct Buffers<'a> {
+    /// The A query's evaluations, one per constraint.
+    pub a: &'a mut [Fr],
+    /// The B query's, as long as `a`.
+    pub b: &'a mut [Fr],
+    /// The C query's, as long as `a`.
+    pub c: &'a mut [Fr],
+    /// The aux variables.
+    pub aux: &'a mut [Fr],
+}
+
+impl Buffers<'_> {
+    /// Checks that these buffers are of the sizes of job `index`, which has `constraints`
+    /// constraints and `aux` aux variables (an `INVALID_INPUT` error naming both if not).
+    pub fn check_fits(&self, index: usize, constraints: usize, aux: usize) -> Result<(), PluginError> {
+        if self.a.len() == constraints && self.aux.len() == aux {
+            return Ok(());
+        }
+        Err(PluginError::invalid_input(format!(
+            "job {index}: the buffers lent for it hold {} constraints and {} aux variables, but its circuit has \
+             {constraints} and {aux}; lend buffers of the job's own sizes",
+            self.a.len(),
+            self.aux.len()
+        )))
+    }
+
+    /// Moves a, b, c and aux of `assignment`, job `index`, into these buffers, leaving
+    /// them empty in it.
+    pub fn take_from(&mut self, index: usize, assignment: &mut Assignment) -> Result<(), PluginError> {
+        self.check_fits(index, assignment.a.len(), assignment.aux.len())?;
+        for (into, from) in [
+            (&mut *self.a, &mut assignment.a),
+            (&mut *self.b, &mut assignment.b),
+            (&mut *self.c, &mut assignment.c),
+            (&mut *self.aux, &mut assignment.aux),
+        ] {
+            into.copy_from_slice(from);
+            *from = RVec::new();
+        }
+        Ok(())
+    }
+}
+
 /// The calls of an opened strategy.
 pub trait Strategy: Send + Sync {
     /// Synthesizes each job; the result has one assignment per job, in order.
     fn synthesize(&self, jobs: &[Job]) -> Result<Synthesis, PluginError>;
+
+    /// ABI 1.6. As [`Strategy::synthesize`], with job `i`'s a, b, c and aux written into
+    /// `into[i]` and left empty in its assignment. Behind the seam there is one buffer per
+    /// job, its a, b and c of one length; a strategy refuses buffers of other sizes than
+    /// its job's ([`Buffers::check_fits`]). The provided method synthesizes and copies; a
+    /// strategy overrides it to write in place.
+    fn synthesize_into(&self, jobs: &[Job], into: &mut [Buffers<'_>]) -> Result<Synthesis, PluginError> {
+        let mut out = self.synthesize(jobs)?;
+        for (index, (assignment, buffers)) in out.assignments.iter_mut().zip(into).enumerate() {
+            buffers.take_from(index, assignment)?;
+        }
+        Ok(out)
+    }
+}
+
+/// Refuses a `synthesize_into` call whose buffers do not match its jobs: one per job, A, B
+/// and C of one length in each ([`ErrorKind::INVALID_INPUT`](crate::ErrorKind)).
+fn check_buffers(jobs: usize, into: &[AssignmentBuffers<'_>]) -> Result<(), PluginError> {
+    if into.len() != jobs {
+        return Err(PluginError::invalid_input(format!(
+            "synthesize_into: {jobs} jobs but {} buffers; lend one per job",
+            into.len()
+        )));
+    }
+    if let Some(i) = into.iter().position(|b| b.b.len() != b.a.len() || b.c.len() != b.a.len()) {
+        let b = &into[i];
+        return Err(PluginError::invalid_input(format!(
+            "synthesize_into: buffer {i} holds A, B and C of {}, {} and {} entries; they must be of one length",
+            b.a.len(),
+            b.b.len(),
+            b.c.len()
+        )));
+    }
+    Ok(())
+}
+
+impl Synthesis {
+    fn into_abi(self) -> Synthesized {
+        Synthesized {
+            assignments: self.assignments.into(),
+            timings: self.timings.into(),
+            warnings: self.warnings.into_iter().map(RString::from).collect(),
+        }
+    }
+
+    fn from_abi(out: Synthesized) -> Self {
+        Self {
+            assignments: out.assignments.into_vec(),
+            timings: out.timings.into_vec(),
+            warnings: out.warnings.into_iter().map(String::from).collect(),
+        }
+    }
 }
 
 /// How a strategy is described and opened; implemented next to [`Strategy`] by authors.
@@ -56,25 +155,48 @@ struct Exported<T>(T);
 
 impl<T: Strategy> StrategyObject for Exported<T> {
     fn synthesize(&self, jobs: RSlice<'_, Job>) -> RResult<Synthesized, PluginError> {
-        guard("synthesize", || {
-            let out = self.0.synthesize(jobs.as_slice())?;
-            Ok(Synthesized {
-                assignments: out.assignments.into(),
-                timings: out.timings.into(),
-                warnings: out.warnings.into_iter().map(RString::from).collect(),
-            })
+        guard("synthesize", || self.0.synthesize(jobs.as_slice()).map(Synthesis::into_abi))
+    }
+
+    fn synthesize_into(
+        &self,
+        jobs: RSlice<'_, Job>,
+        mut into: RSliceMut<'_, AssignmentBuffers<'_>>,
+    ) -> RResult<Synthesized, PluginError> {
+        guard("synthesize_into", || {
+            check_buffers(jobs.len(), &into)?;
+            let mut buffers: Vec<Buffers<'_>> = into
+                .iter_mut()
+                .map(|b| Buffers {
+                    a: b.a.as_mut_slice(),
+                    b: b.b.as_mut_slice(),
+                    c: b.c.as_mut_slice(),
+                    aux: b.aux.as_mut_slice(),
+                })
+                .collect();
+            self.0.synthesize_into(jobs.as_slice(), &mut buffers).map(Synthesis::into_abi)
         })
     }
 }
 
 impl Strategy for StrategyBox {
     fn synthesize(&self, jobs: &[Job]) -> Result<Synthesis, PluginError> {
-        let out = StrategyObject_TO::synthesize(self, jobs.into()).into_result()?;
-        Ok(Synthesis {
-            assignments: out.assignments.into_vec(),
-            timings: out.timings.into_vec(),
-            warnings: out.warnings.into_iter().map(String::from).collect(),
-        })
+        StrategyObject_TO::synthesize(self, jobs.into()).into_result().map(Synthesis::from_abi)
+    }
+
+    fn synthesize_into(&self, jobs: &[Job], into: &mut [Buffers<'_>]) -> Result<Synthesis, PluginError> {
+        let mut buffers: Vec<AssignmentBuffers<'_>> = into
+            .iter_mut()
+            .map(|b| AssignmentBuffers {
+                a: (&mut *b.a).into(),
+                b: (&mut *b.b).into(),
+                c: (&mut *b.c).into(),
+                aux: (&mut *b.aux).into(),
+            })
+            .collect();
+        StrategyObject_TO::synthesize_into(self, jobs.into(), buffers.as_mut_slice().into())
+            .into_result()
+            .map(Synthesis::from_abi)
     }
 }
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <system_error>
 #include <vector>
 
@@ -118,15 +119,30 @@ static bool page_lock(void* p, size_t bytes)
 // pageable staging. A range that cannot be registered stays pageable: slower, still
 // correct. Released after the device is idle, since a copy from it may still be running.
 class host_registration {
-    std::vector<void*> ranges;
+    std::set<void*> ranges;
 public:
-    void add(const void* ptr, size_t bytes)
+    // Page-locks `bytes` at `ptr` unless it is already: whether it is locked now (an empty
+    // range needs no lock).
+    bool add(const void* ptr, size_t bytes)
     {
-        if (bytes == 0)
-            return;
         void* p = const_cast<void*>(ptr);
-        if (page_lock(p, bytes))
-            ranges.push_back(p);
+        if (bytes == 0 || ranges.count(p))
+            return true;
+        if (!page_lock(p, bytes))
+            return false;
+        ranges.insert(p);
+        return true;
+    }
+    bool holds(const void* ptr) const { return ranges.count(const_cast<void*>(ptr)) != 0; }
+    // Unlocks the range at `ptr`, if locked, once the device is idle.
+    void release(const void* ptr)
+    {
+        auto it = ranges.find(const_cast<void*>(ptr));
+        if (it == ranges.end())
+            return;
+        (void)cudaDeviceSynchronize();
+        (void)cudaHostUnregister(*it);
+        ranges.erase(it);
     }
     void release()
     {
@@ -365,6 +381,9 @@ struct bellhop_cuda {
     std::map<const void*, kept_t<msm_g2_t>> kept_g2;
     // Kept bases that stream from the host, page-locked once (with register_host).
     host_registration streamed_bases;
+    // Host memory the host keeps for proofs (keep_host_memory), page-locked until
+    // released (with register_host): proof_msms neither locks nor unlocks it.
+    host_registration kept_host;
 
     const gpu_t& gpu() const { return select_gpu(device); }
 
@@ -615,6 +634,43 @@ extern "C" void bellhop_cuda_release(bellhop_cuda* ctx)
     ctx->kept_g1.clear();
     ctx->kept_g2.clear();
     ctx->streamed_bases.release();
+}
+
+// Page-locks the `n` host ranges `ranges[i]` of `lens[i]` scalars until released (with
+// register_host): `*kept` says whether all are. If one cannot be, none stays locked.
+extern "C" RustError::by_value bellhop_cuda_keep_host(bellhop_cuda* ctx, const fr_t* const* ranges,
+                                                      const size_t* lens, size_t n, bool* kept)
+{
+    std::lock_guard<std::mutex> guard(ctx->lock);
+    try {
+        *kept = false;
+        if (!ctx->register_host)
+            return RustError{cudaSuccess};
+        CUDA_OK(cudaSetDevice(ctx->device));
+        std::vector<const fr_t*> added;
+        for (size_t i = 0; i < n; i++) {
+            bool held = ctx->kept_host.holds(ranges[i]);
+            if (!ctx->kept_host.add(ranges[i], lens[i] * sizeof(fr_t))) {
+                for (const fr_t* p: added)
+                    ctx->kept_host.release(p);
+                return RustError{cudaSuccess};
+            }
+            if (!held)
+                added.push_back(ranges[i]);
+        }
+        *kept = true;
+        return RustError{cudaSuccess};
+    }
+    CATCH_CUDA
+}
+
+// Unlocks the `n` kept host ranges starting at `ranges[i]`, once the device is idle.
+extern "C" void bellhop_cuda_release_host(bellhop_cuda* ctx, const fr_t* const* ranges, size_t n)
+{
+    std::lock_guard<std::mutex> guard(ctx->lock);
+    (void)cudaSetDevice(ctx->device);
+    for (size_t i = 0; i < n; i++)
+        ctx->kept_host.release(ranges[i]);
 }
 
 // Copies `n` elements from host `src` to device `dst` on `stream`, through staging when pinned.
@@ -1028,8 +1084,10 @@ extern "C" RustError::by_value bellhop_cuda_proof_msms(bellhop_cuda* ctx, const 
         host_locks locks(ctx->device);
         if (ctx->register_host) {
             for (const fr_t* v: {in->a, in->b, in->c})
-                locks.lock(v, in->constraints * sizeof(fr_t));
-            locks.lock(in->aux, in->naux * sizeof(fr_t));
+                if (!ctx->kept_host.holds(v))
+                    locks.lock(v, in->constraints * sizeof(fr_t));
+            if (!ctx->kept_host.holds(in->aux))
+                locks.lock(in->aux, in->naux * sizeof(fr_t));
         }
         event_marks marks(PROOF_MARKS);
         bool streamed = ctx->chunk_cap || resident_proof_bytes(ctx, in) > ctx->room(0);

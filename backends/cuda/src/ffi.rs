@@ -109,6 +109,14 @@ extern "C" {
     pub(crate) fn bellhop_cuda_keep_g1(ctx: *mut Context, points: *const G1Affine, npoints: usize) -> Error;
     pub(crate) fn bellhop_cuda_keep_g2(ctx: *mut Context, points: *const G2Affine, npoints: usize) -> Error;
     pub(crate) fn bellhop_cuda_release(ctx: *mut Context);
+    pub(crate) fn bellhop_cuda_keep_host(
+        ctx: *mut Context,
+        ranges: *const *const Fr,
+        lens: *const usize,
+        n: usize,
+        kept: *mut bool,
+    ) -> Error;
+    pub(crate) fn bellhop_cuda_release_host(ctx: *mut Context, ranges: *const *const Fr, n: usize);
     pub(crate) fn bellhop_cuda_ntt(ctx: *mut Context, values: *mut Fr, lg_n: u32, inverse: i32, coset: i32) -> Error;
     pub(crate) fn bellhop_cuda_compute_h(
         ctx: *mut Context,

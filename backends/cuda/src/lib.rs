@@ -19,7 +19,10 @@
 //!   speed, and bases that stream (below) for as long as they are kept. The four are locked
 //!   at once on threads of their own, each going up as soon as it is locked, and unlocked
 //!   as soon as it is up, while the MSMs run; what the call still waits for is timed as
-//!   `page_locks`.
+//!   `page_locks`. Host memory the host keeps for its proofs (`keep_host_memory`, ABI 1.6)
+//!   is locked once, when kept, and unlocked when released: its proofs lock nothing.
+//!   `lock_each_proof = true` declines to keep it, so that every proof locks its own (the
+//!   cost of locking, measured against keeping).
 //! - `device_memory = "20GiB"` bounds the GPU memory the process takes on the card: the
 //!   CUDA context (what is in use when the backend opens, at most 1 GiB), the kept bases
 //!   and a call's buffers (default: the card's free memory when opened, for the last two). Bases are kept on the GPU while
@@ -81,6 +84,10 @@ pub struct Options {
     /// Page-lock each proof's a, b, c and aux in place for its `proof_msms` call, and the
     /// bases that stream while they are kept.
     pub register_host_memory: bool,
+    /// With `register_host_memory`, lock and unlock every proof's a, b, c and aux for its
+    /// call even where the host would keep them for later proofs (`keep_host_memory`
+    /// declined): the cost of page-locking, measured against keeping.
+    pub lock_each_proof: bool,
     /// The most GPU memory this process takes on the card (`"20GiB"`): the CUDA context
     /// (the memory in use when the backend opens, at most 1 GiB), kept bases and a call's
     /// buffers; `None`: the card's free memory when opened, for the bases and buffers.
@@ -99,6 +106,7 @@ const CONTEXT_AT_MOST: u64 = 1 << 30;
 pub struct CudaBackend<V: Variant> {
     ctx: NonNull<ffi::Context>,
     device: u32,
+    lock_each_proof: bool,
     variant: PhantomData<V>,
 }
 
@@ -135,7 +143,7 @@ impl<V: Variant> CudaBackend<V> {
         cuda_result("open", error)?;
         let ctx = NonNull::new(ctx)
             .ok_or_else(|| PluginError::new(ErrorKind::INTERNAL, "open returned no context and no error"))?;
-        Ok(Self { ctx, device, variant: PhantomData })
+        Ok(Self { ctx, device, lock_each_proof: options.lock_each_proof, variant: PhantomData })
     }
 }
 
@@ -253,6 +261,29 @@ impl<V: Variant> Backend for CudaBackend<V> {
 
     fn memory(&self) -> Result<DeviceMemory, PluginError> {
         gpu_memory(self.device)
+    }
+
+    fn keep_host_memory(&self, ranges: &[&[Fr]]) -> Result<bool, PluginError> {
+        if self.lock_each_proof {
+            return Ok(false);
+        }
+        let (starts, lens): (Vec<*const Fr>, Vec<usize>) = ranges.iter().map(|r| (r.as_ptr(), r.len())).unzip();
+        let mut kept = false;
+        // SAFETY: `starts` and `lens` are `ranges.len()` long and describe live slices,
+        // which the host promised to keep allocated until release_host_memory names them
+        // (or the context is closed, which unlocks what is left); `kept` is writable.
+        let error = unsafe {
+            ffi::bellhop_cuda_keep_host(self.ctx.as_ptr(), starts.as_ptr(), lens.as_ptr(), starts.len(), &mut kept)
+        };
+        cuda_result("keep_host_memory", error).map(|()| kept)
+    }
+
+    fn release_host_memory(&self, ranges: &[&[Fr]]) -> Result<(), PluginError> {
+        let starts: Vec<*const Fr> = ranges.iter().map(|r| r.as_ptr()).collect();
+        // SAFETY: `starts` holds `ranges.len()` addresses, which the call only compares
+        // with those it keeps; it takes the context's lock.
+        unsafe { ffi::bellhop_cuda_release_host(self.ctx.as_ptr(), starts.as_ptr(), starts.len()) };
+        Ok(())
     }
 }
 

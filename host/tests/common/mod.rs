@@ -1,6 +1,8 @@
 //! What the host's test files share; each uses a part of it.
 #![allow(dead_code)]
 
+pub mod one_call_cpu;
+
 use std::path::Path;
 
 use bellhop_baseline::Baseline;

@@ -11,7 +11,8 @@ use std::{sync::Arc, time::Instant};
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_sdk::{
     pool,
-    strategy::{Assignment, Job, Strategy, Synthesis},
+    strategy::{Assignment, Buffers, Job, Strategy, Synthesis},
+    types::Fr,
     ErrorKind, PhaseTiming, PluginError,
 };
 use rayon::prelude::*;
@@ -92,8 +93,10 @@ pub fn synthesize_one<E: Evaluate>(
 
 /// Checks that `strategy` gives the baseline's assignments for a mixed batch of catalog
 /// jobs (two circuits of one shape among them), twice, so that a strategy that learns from
-/// its first run (presized's hints, pce's recordings) is checked on what it learnt; panics
-/// naming the first difference. For strategies' test suites: see [`strategy_tests!`].
+/// its first run (presized's hints, pce's recordings) is checked on what it learnt; then
+/// the same into lent buffers holding stale values (`synthesize_into`), and that buffers
+/// of the wrong size are refused. Panics naming the first difference. For strategies'
+/// test suites: see [`strategy_tests!`].
 pub fn assert_same_as_baseline(name: &str, strategy: &dyn Strategy) {
     let jobs: Vec<Job> = [("chain:2000", 1), ("sha256-merkle:2", 2), ("poseidon-merkle:10", 3), ("chain:2000", 4)]
         .into_iter()
@@ -113,6 +116,39 @@ pub fn assert_same_as_baseline(name: &str, strategy: &dyn Strategy) {
             );
         }
     }
+    let stale = |n: usize| vec![Fr([7, 7, 7, 7]); n];
+    let mut held: Vec<[Vec<Fr>; 4]> =
+        expected.iter().map(|e| [stale(e.a.len()), stale(e.b.len()), stale(e.c.len()), stale(e.aux.len())]).collect();
+    for round in 0..2 {
+        let mut buffers: Vec<Buffers<'_>> = held.iter_mut().map(|[a, b, c, aux]| Buffers { a, b, c, aux }).collect();
+        let got = strategy
+            .synthesize_into(&jobs, &mut buffers)
+            .unwrap_or_else(|e| panic!("{name}, into lent buffers, round {round}: {e}"));
+        assert_eq!(got.assignments.len(), jobs.len(), "{name}, into lent buffers, round {round}");
+        for ((job, got), (expected, [a, b, c, aux])) in jobs.iter().zip(got.assignments).zip(expected.iter().zip(&held))
+        {
+            let got = Assignment {
+                a: a.clone().into(),
+                b: b.clone().into(),
+                c: c.clone().into(),
+                aux: aux.clone().into(),
+                ..got
+            };
+            assert!(
+                &got == expected,
+                "{name}, into lent buffers, round {round}: the assignment of {} differs from baseline's",
+                job.circuit
+            );
+        }
+    }
+    let [a, b, c, aux] = &mut held[0];
+    let mut short = [Buffers { a: &mut a[1..], b: &mut b[1..], c: &mut c[1..], aux }];
+    let e = strategy
+        .synthesize_into(&jobs[..1], &mut short)
+        .err()
+        .unwrap_or_else(|| panic!("{name}: buffers one constraint short were taken"));
+    assert_eq!(e.kind, ErrorKind::INVALID_INPUT, "{name}: {e}");
+    assert!(e.message.contains("lend buffers of the job's own sizes"), "{name}: {e}");
 }
 
 /// Stamps a module `$module` with a `#[test]` that checks the strategy `$make` evaluates

@@ -28,7 +28,7 @@ use std::{
 
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_sdk::{
-    strategy::{Assignment, Job, Strategy, StrategyPlugin, Synthesis},
+    strategy::{Assignment, Buffers, Job, Strategy, StrategyPlugin, Synthesis},
     Capabilities, Description, ErrorKind, OpenRequest, PhaseTiming, PluginError,
 };
 use bellhop_synthesis_kit::{
@@ -84,15 +84,16 @@ impl Pce {
     }
 
     /// The witness of `job` (its parts on many threads where it has them and
-    /// `parallel_parts`), multiplied out with `recording`, or (inner `Err`) why the
-    /// recording does not fit the circuit; adds the time of each part to `clocks`
-    /// (witness, products), in nanoseconds.
+    /// `parallel_parts`), multiplied out with `recording` (into `into` where given), or
+    /// (inner `Err`) why the recording does not fit the circuit; adds the time of each
+    /// part to `clocks` (witness, products), in nanoseconds.
     fn replay(
         parallel_parts: bool,
         spec: CircuitSpec,
         job: &Job,
         recording: &Recording,
         clocks: &[AtomicU64; 2],
+        into: Option<&mut Buffers<'_>>,
     ) -> Result<Result<Assignment, String>, PluginError> {
         let start = Instant::now();
         let circuit = job_circuit(spec, job)?;
@@ -101,26 +102,30 @@ impl Pce {
             Err(whole) => WitnessCs::synthesize(whole, recording).map_err(|e| synthesis_failed(spec, e))?,
         };
         clocks[0].fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        Ok(Self::multiply(recording, witness, clocks, !spec.benchmark_only()))
+        Ok(Self::multiply(recording, witness, clocks, !spec.benchmark_only(), into))
     }
 
-    /// The assignment of `witness` by `recording`'s products, checked to satisfy every
-    /// recorded constraint: a recording of a circuit that has changed since never yields
-    /// an assignment. Without `satisfiable` (a benchmark-only circuit, whose synthetic
-    /// witness satisfies none of its checks) the check runs, so that its time counts, but
-    /// does not refuse.
+    /// The assignment of `witness` by `recording`'s products (into `into` where given, of
+    /// the recording's sizes), checked to satisfy every recorded constraint: a recording
+    /// of a circuit that has changed since never yields an assignment. Without
+    /// `satisfiable` (a benchmark-only circuit, whose synthetic witness satisfies none of
+    /// its checks) the check runs, so that its time counts, but does not refuse.
     fn multiply(
         recording: &Recording,
         witness: WitnessCs,
         clocks: &[AtomicU64; 2],
         satisfiable: bool,
+        mut into: Option<&mut Buffers<'_>>,
     ) -> Result<Assignment, String> {
         if let Some(why) = recording.mismatch(&witness) {
             return Err(why);
         }
         let start = Instant::now();
-        let assignment = recording.assignment(witness.inputs, witness.aux);
-        let unsatisfied = Recording::unsatisfied(&assignment);
+        let assignment = recording.assignment(witness.inputs, witness.aux, into.as_deref_mut());
+        let unsatisfied = match &into {
+            Some(into) => Recording::unsatisfied(into.a, into.b, into.c),
+            None => Recording::unsatisfied(&assignment.a, &assignment.b, &assignment.c),
+        };
         clocks[1].fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         match unsatisfied {
             Some(row) if satisfiable => {
@@ -131,10 +136,16 @@ impl Pce {
     }
 }
 
-impl Strategy for Pce {
-    fn synthesize(&self, jobs: &[Job]) -> Result<Synthesis, PluginError> {
+impl Pce {
+    /// [`Strategy::synthesize`], or with `into` (one buffer per job) `synthesize_into`:
+    /// replays write their products in place, and what is recorded is copied in.
+    fn synthesize_jobs(&self, jobs: &[Job], into: Option<&mut [Buffers<'_>]>) -> Result<Synthesis, PluginError> {
         let start = Instant::now();
         let specs = jobs.iter().enumerate().map(|(i, job)| parse_job(i, job)).collect::<Result<Vec<_>, _>>()?;
+        let mut lent: Vec<Option<&mut Buffers<'_>>> = match into {
+            Some(into) => into.iter_mut().map(Some).collect(),
+            None => jobs.iter().map(|_| None).collect(),
+        };
         let mut warnings = Vec::new();
         let mut done: Vec<Option<Assignment>> = vec![None; jobs.len()];
         // The first job of each shape without a recording is synthesized in full, recording it.
@@ -148,12 +159,17 @@ impl Strategy for Pce {
         let clocks = [AtomicU64::new(0), AtomicU64::new(0)];
         let replayed = self.pool.install(|| {
             done.into_par_iter()
+                .zip(lent.par_iter_mut())
                 .zip(specs.par_iter().zip(jobs.par_iter()))
-                .map(|(done, (spec, job))| match done {
+                .enumerate()
+                .map(|(i, ((done, into), (spec, job)))| match done {
                     Some(assignment) => Ok(Ok(assignment)),
                     None => {
                         let recording = self.recordings.lock().unwrap_or_else(|p| p.into_inner())[spec].clone();
-                        Self::replay(self.parallel_parts, *spec, job, &recording, &clocks)
+                        if let Some(into) = into {
+                            into.check_fits(i, recording.constraints(), recording.num_aux)?;
+                        }
+                        Self::replay(self.parallel_parts, *spec, job, &recording, &clocks, into.as_deref_mut())
                     }
                 })
                 .collect::<Result<Vec<_>, _>>()
@@ -161,8 +177,8 @@ impl Strategy for Pce {
         // A recording that does not fit its circuit (changed since it was recorded) is
         // replaced: the job is synthesized in full and recorded again.
         let mut assignments = Vec::with_capacity(jobs.len());
-        for (i, replayed) in replayed.into_iter().enumerate() {
-            assignments.push(match replayed {
+        for (i, (replayed, into)) in replayed.into_iter().zip(lent).enumerate() {
+            let mut assignment = match replayed {
                 Ok(assignment) => assignment,
                 Err(why) => {
                     let spec = specs[i];
@@ -171,7 +187,12 @@ impl Strategy for Pce {
                     ));
                     self.pool.install(|| self.record(spec, &jobs[i], &mut warnings))?
                 }
-            });
+            };
+            // Recorded here: its products are in the assignment, not yet in the buffers.
+            if let Some(into) = into.filter(|_| !assignment.a.is_empty()) {
+                into.take_from(i, &mut assignment)?;
+            }
+            assignments.push(assignment);
         }
         let summed = |clock: &AtomicU64| Duration::from_nanos(clock.load(Ordering::Relaxed));
         let timings = vec![
@@ -182,6 +203,16 @@ impl Strategy for Pce {
             PhaseTiming::new("replay_products_cpu", summed(&clocks[1])),
         ];
         Ok(Synthesis { assignments, timings, warnings })
+    }
+}
+
+impl Strategy for Pce {
+    fn synthesize(&self, jobs: &[Job]) -> Result<Synthesis, PluginError> {
+        self.synthesize_jobs(jobs, None)
+    }
+
+    fn synthesize_into(&self, jobs: &[Job], into: &mut [Buffers<'_>]) -> Result<Synthesis, PluginError> {
+        self.synthesize_jobs(jobs, Some(into))
     }
 }
 
@@ -349,7 +380,13 @@ mod tests {
         let recording = recorder.finish(size.inputs, size.aux, &assignment);
         let clocks = [AtomicU64::new(0), AtomicU64::new(0)];
         let replay = |changed| {
-            Pce::multiply(&recording, WitnessCs::synthesize(Square { changed }, &recording).unwrap(), &clocks, true)
+            Pce::multiply(
+                &recording,
+                WitnessCs::synthesize(Square { changed }, &recording).unwrap(),
+                &clocks,
+                true,
+                None,
+            )
         };
         assert_eq!(replay(false).unwrap(), assignment);
         let e = replay(true).unwrap_err();

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 
 use bellhop_plugin_sdk::{
-    cast_slice, cast_vec,
-    strategy::{Assignment, Density},
+    cast_slice, cast_slice_mut, cast_vec,
+    strategy::{Assignment, Buffers, Density},
+    types::Fr,
 };
 use bellhop_synthesis_kit::{append_past_head, differs_in, eval, Bits, Capacity, Evaluate, Join, Query};
 use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
@@ -35,33 +36,53 @@ impl Csr {
 
     /// `M · z` where `z` is the inputs, then the aux variables, each with its [`Kind`].
     fn multiply(&self, table: &[Scalar], inputs: (&[Scalar], &[Kind]), aux: (&[Scalar], &[Kind])) -> Vec<Scalar> {
-        let rows = self.row_ptr.len() - 1;
         // Each row written once, by the task that computes it (no zero-filled vector first:
         // `vec!` of a field element writes it on one thread).
-        let mut out = Vec::with_capacity(rows);
-        (0..rows)
+        let mut out = Vec::with_capacity(self.rows());
+        (0..self.rows())
             .into_par_iter()
             .with_min_len(ROWS_PER_TASK)
-            .map(|row| {
-                let (start, end) = (self.row_ptr[row] as usize, self.row_ptr[row + 1] as usize);
-                let mut acc = Scalar::ZERO;
-                for (&col, &coeff) in self.cols[start..end].iter().zip(&self.coeffs[start..end]) {
-                    let ((values, kinds), i) =
-                        if col & INPUT != 0 { (inputs, (col & !INPUT) as usize) } else { (aux, col as usize) };
-                    // Boolean-heavy circuits: most values are 0 or 1, which need no multiply
-                    // and no load of the value itself.
-                    match (kinds[i], coeff) {
-                        (Kind::Zero, _) => {}
-                        (Kind::One, 0) => acc += Scalar::ONE,
-                        (Kind::One, c) => acc += table[c as usize],
-                        (Kind::Other, 0) => acc += values[i],
-                        (Kind::Other, c) => acc += values[i] * table[c as usize],
-                    }
-                }
-                acc
-            })
+            .map(|row| self.row(row, table, inputs, aux))
             .collect_into_vec(&mut out);
         out
+    }
+
+    /// [`Csr::multiply`] into `out`, which has a place for every row.
+    fn multiply_into(
+        &self,
+        table: &[Scalar],
+        inputs: (&[Scalar], &[Kind]),
+        aux: (&[Scalar], &[Kind]),
+        out: &mut [Scalar],
+    ) {
+        out.par_iter_mut()
+            .with_min_len(ROWS_PER_TASK)
+            .enumerate()
+            .for_each(|(row, value)| *value = self.row(row, table, inputs, aux));
+    }
+
+    fn rows(&self) -> usize {
+        self.row_ptr.len() - 1
+    }
+
+    /// Row `row` of `M · z`.
+    fn row(&self, row: usize, table: &[Scalar], inputs: (&[Scalar], &[Kind]), aux: (&[Scalar], &[Kind])) -> Scalar {
+        let (start, end) = (self.row_ptr[row] as usize, self.row_ptr[row + 1] as usize);
+        let mut acc = Scalar::ZERO;
+        for (&col, &coeff) in self.cols[start..end].iter().zip(&self.coeffs[start..end]) {
+            let ((values, kinds), i) =
+                if col & INPUT != 0 { (inputs, (col & !INPUT) as usize) } else { (aux, col as usize) };
+            // Boolean-heavy circuits: most values are 0 or 1, which need no multiply
+            // and no load of the value itself.
+            match (kinds[i], coeff) {
+                (Kind::Zero, _) => {}
+                (Kind::One, 0) => acc += Scalar::ONE,
+                (Kind::One, c) => acc += table[c as usize],
+                (Kind::Other, 0) => acc += values[i],
+                (Kind::Other, c) => acc += values[i] * table[c as usize],
+            }
+        }
+        acc
     }
 }
 
@@ -115,29 +136,73 @@ impl Recording {
         })
     }
 
-    /// The first constraint the assignment made with this recording does not satisfy
+    /// The number of constraints.
+    pub(crate) fn constraints(&self) -> usize {
+        self.a.rows()
+    }
+
+    /// The first constraint that a, b and c made with this recording do not satisfy
     /// (a·b ≠ c): a witness the recorded matrices do not fit, as a circuit changed since it
     /// was recorded gives.
-    pub(crate) fn unsatisfied(assignment: &Assignment) -> Option<usize> {
-        let (a, b, c): (&[Scalar], &[Scalar], &[Scalar]) =
-            (cast_slice(&assignment.a), cast_slice(&assignment.b), cast_slice(&assignment.c));
+    pub(crate) fn unsatisfied(a: &[Fr], b: &[Fr], c: &[Fr]) -> Option<usize> {
+        let (a, b, c): (&[Scalar], &[Scalar], &[Scalar]) = (cast_slice(a), cast_slice(b), cast_slice(c));
         (0..a.len()).into_par_iter().find_first(|&i| a[i] * b[i] != c[i])
     }
 
-    /// The assignment of the witness `(inputs, aux)`: a, b, c as sparse products.
-    pub(crate) fn assignment(&self, inputs: Vec<Scalar>, aux: Vec<Scalar>) -> Assignment {
+    /// The assignment of the witness `(inputs, aux)`: a, b, c as sparse products, in new
+    /// vectors or, where `into` is given (of this recording's sizes), written into it with
+    /// aux and left empty in the assignment.
+    pub(crate) fn assignment(
+        &self,
+        inputs: Vec<Scalar>,
+        aux: Vec<Scalar>,
+        into: Option<&mut Buffers<'_>>,
+    ) -> Assignment {
         let (input_kinds, aux_kinds) = (kinds(&inputs), kinds(&aux));
         let (z_in, z_aux) = ((&inputs[..], &input_kinds[..]), (&aux[..], &aux_kinds[..]));
-        let ((a, b), c) = rayon::join(
-            || rayon::join(|| self.a.multiply(&self.table, z_in, z_aux), || self.b.multiply(&self.table, z_in, z_aux)),
-            || self.c.multiply(&self.table, z_in, z_aux),
-        );
+        let (a, b, c, aux) = match into {
+            None => {
+                let ((a, b), c) = rayon::join(
+                    || {
+                        rayon::join(
+                            || self.a.multiply(&self.table, z_in, z_aux),
+                            || self.b.multiply(&self.table, z_in, z_aux),
+                        )
+                    },
+                    || self.c.multiply(&self.table, z_in, z_aux),
+                );
+                (cast_vec(a).into(), cast_vec(b).into(), cast_vec(c).into(), cast_vec(aux).into())
+            }
+            Some(into) => {
+                let (a, b, c) = (cast_slice_mut(into.a), cast_slice_mut(into.b), cast_slice_mut(into.c));
+                rayon::join(
+                    || {
+                        rayon::join(
+                            || self.a.multiply_into(&self.table, z_in, z_aux, a),
+                            || self.b.multiply_into(&self.table, z_in, z_aux, b),
+                        )
+                    },
+                    || {
+                        rayon::join(
+                            || self.c.multiply_into(&self.table, z_in, z_aux, c),
+                            || {
+                                into.aux
+                                    .par_chunks_mut(ROWS_PER_TASK)
+                                    .zip(cast_slice::<Scalar, Fr>(&aux).par_chunks(ROWS_PER_TASK))
+                                    .for_each(|(to, from)| to.copy_from_slice(from))
+                            },
+                        )
+                    },
+                );
+                Default::default()
+            }
+        };
         Assignment {
-            a: cast_vec(a).into(),
-            b: cast_vec(b).into(),
-            c: cast_vec(c).into(),
+            a,
+            b,
+            c,
             inputs: cast_vec(inputs).into(),
-            aux: cast_vec(aux).into(),
+            aux,
             a_aux_density: self.a_aux_density.clone(),
             b_input_density: self.b_input_density.clone(),
             b_aux_density: self.b_aux_density.clone(),

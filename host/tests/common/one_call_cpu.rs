@@ -1,0 +1,108 @@
+//! The CPU backend with `proof_msms` (ABI 1.4), and keeping host memory (ABI 1.6) if asked.
+
+use std::sync::{Arc, Mutex};
+
+use bellhop_cpu::CpuBackend;
+use bellhop_host::session::OpenedBackend;
+use bellhop_plugin_sdk::{
+    backend::{Backend, NttDirection, ProofMsms, ProvingBases},
+    selection::Selection,
+    strategy::Assignment,
+    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
+    Capabilities, PhaseTiming, PluginError,
+};
+
+/// The CPU backend with a `proof_msms` made of its own primitives, its A and B scalars
+/// gathered from the SDK's selections as a device backend gathers them; with `corrupt`,
+/// one whose `l` is off the curve; with `keeper`, one that keeps host memory.
+pub struct OneCallCpu {
+    cpu: CpuBackend,
+    corrupt: bool,
+    keeper: Option<Arc<Keeper>>,
+}
+
+/// What a keeping backend was asked: the ranges kept and released (by the address of
+/// each, in order), and the proofs that read kept memory.
+#[derive(Default)]
+pub struct Keeper {
+    pub kept: Mutex<Vec<Vec<usize>>>,
+    pub released: Mutex<Vec<Vec<usize>>>,
+    pub proofs_in_kept: Mutex<usize>,
+}
+
+fn addresses(ranges: &[&[Fr]]) -> Vec<usize> {
+    ranges.iter().map(|r| r.as_ptr() as usize).collect()
+}
+
+impl Backend for OneCallCpu {
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
+        self.cpu.msm_g1(bases, scalars)
+    }
+
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
+        self.cpu.msm_g2(bases, scalars)
+    }
+
+    fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
+        self.cpu.ntt(values, direction)
+    }
+
+    fn keep_host_memory(&self, ranges: &[&[Fr]]) -> Result<bool, PluginError> {
+        let Some(keeper) = &self.keeper else { return Ok(false) };
+        assert_eq!(ranges.len(), 4, "a, b, c and aux");
+        keeper.kept.lock().unwrap().push(addresses(ranges));
+        Ok(true)
+    }
+
+    fn release_host_memory(&self, ranges: &[&[Fr]]) -> Result<(), PluginError> {
+        let keeper = self.keeper.as_ref().expect("released only what was kept");
+        keeper.released.lock().unwrap().push(addresses(ranges));
+        Ok(())
+    }
+
+    fn proof_msms(&self, bases: ProvingBases<'_>, x: &Assignment) -> Result<ProofMsms, PluginError> {
+        if let Some(keeper) = &self.keeper {
+            let read = addresses(&[&x.a, &x.b, &x.c, &x.aux]);
+            if keeper.kept.lock().unwrap().contains(&read) {
+                *keeper.proofs_in_kept.lock().unwrap() += 1;
+            }
+        }
+        let domain = x.a.len().next_power_of_two();
+        let padded =
+            |v: &[Fr]| v.iter().copied().chain(std::iter::repeat(Fr::default())).take(domain).collect::<Vec<_>>();
+        let (mut a, mut b, mut c) = (padded(&x.a), padded(&x.b), padded(&x.c));
+        self.cpu.compute_h(&mut a, &mut b, &mut c)?;
+        let variables: Vec<Fr> = x.inputs.iter().chain(x.aux.iter()).copied().collect();
+        let gathered = |s: &Selection| {
+            (0..variables.len())
+                .filter(|&i| s.words[i / 64] >> (i % 64) & 1 == 1)
+                .map(|i| variables[i])
+                .collect::<Vec<_>>()
+        };
+        let (a_scalars, b_scalars) = (gathered(&Selection::a_query(x)), gathered(&Selection::b_query(x)));
+        let prefix = |bases: &[G1Affine], n: usize| bases[..n].to_vec();
+        let mut l = self.cpu.msm_g1(&bases.l[..x.aux.len()], &x.aux)?;
+        if self.corrupt {
+            l.y = l.x;
+        }
+        Ok(ProofMsms {
+            h: self.cpu.msm_g1(&bases.h[..domain - 1], &a[..domain - 1])?,
+            l,
+            a: self.cpu.msm_g1(&prefix(&bases.a, a_scalars.len()), &a_scalars)?,
+            b_g1: self.cpu.msm_g1(&prefix(&bases.b_g1, b_scalars.len()), &b_scalars)?,
+            b_g2: self.cpu.msm_g2(&bases.b_g2[..b_scalars.len()], &b_scalars)?,
+            timings: vec![PhaseTiming::new("msm_a", std::time::Duration::from_millis(1))].into(),
+        })
+    }
+}
+
+pub fn one_call(corrupt: bool) -> OpenedBackend {
+    one_call_keeping(corrupt, None)
+}
+
+pub fn one_call_keeping(corrupt: bool, keeper: Option<Arc<Keeper>>) -> OpenedBackend {
+    let backend = OneCallCpu { cpu: CpuBackend::new(2).unwrap(), corrupt, keeper };
+    let capabilities = Capabilities::MSM_G1 | Capabilities::MSM_G2 | Capabilities::NTT | Capabilities::PROOF_MSMS;
+    // Behind the seam, as a loaded plugin is: its checks run on every call.
+    OpenedBackend::new(Box::new(bellhop_plugin_sdk::backend::seam(backend)), "one-call-cpu", capabilities)
+}
