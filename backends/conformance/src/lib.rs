@@ -466,6 +466,49 @@ impl Checker<'_> {
         let short = ProvingBases { h: cast_slice(&last.h[1..]).into(), ..last.bases() };
         let result = self.backend.proof_msms(short, &last.assignment).map(drop);
         self.record(NAME, "one h base short (refuse)", last.assignment.a.len(), 0.0, expect_invalid_input(result));
+        self.kept_host_memory();
+    }
+
+    /// `proof_msms` from host memory the backend keeps (`keep_host_memory`), as the host
+    /// reuses it: a proof, other values written into the same buffers and proved,
+    /// then released and proved again. A backend that keeps nothing passes.
+    fn kept_host_memory(&mut self) {
+        const NAME: &str = "proof_msms";
+        let shape = PROOF_SHAPES[6];
+        let (mut case, next) = (ProofCase::new(&mut self.inputs, shape), ProofCase::new(&mut self.inputs, shape));
+        let x = &case.assignment;
+        let ranges = [x.a.as_slice(), &x.b, &x.c, &x.aux];
+        match self.backend.keep_host_memory(&ranges) {
+            Ok(true) => {}
+            Ok(false) => return self.record(NAME, "keep_host_memory (keeps none)", 0, 0.0, None),
+            Err(e) => return self.record(NAME, "keep_host_memory", 0, 0.0, Some(format!("returned an error: {e}"))),
+        }
+        let mut check = |checker: &mut Self, case: &ProofCase, what: &str| {
+            let got = checker.backend.proof_msms(case.bases(), &case.assignment);
+            let failure = match got {
+                Err(e) => Some(format!("returned an error: {e}")),
+                Ok(got) => {
+                    let (h, l, a, b_g1, b_g2) = case.expected();
+                    let right = [got.h, got.l, got.a, got.b_g1].map(cast::<_, G1Projective>) == [h, l, a, b_g1]
+                        && cast::<_, G2Projective>(got.b_g2) == b_g2;
+                    (!right).then(|| "differs from the reference".to_string())
+                }
+            };
+            checker.record(NAME, what, case.assignment.a.len(), 0.0, failure);
+        };
+        check(self, &case, "kept host memory");
+        let (to, from) = (&mut case.assignment, &next.assignment);
+        for (to, from) in [(&mut to.a, &from.a), (&mut to.b, &from.b), (&mut to.c, &from.c), (&mut to.aux, &from.aux)] {
+            to.copy_from_slice(from);
+        }
+        // The same circuit's densities, as in a reused assignment; new values.
+        to.inputs.clone_from(&from.inputs);
+        check(self, &case, "kept host memory, rewritten");
+        let x = &case.assignment;
+        let released = self.backend.release_host_memory(&[x.a.as_slice(), &x.b, &x.c, &x.aux]);
+        let failure = released.err().map(|e| format!("release_host_memory returned an error: {e}"));
+        self.record(NAME, "release_host_memory", 0, 0.0, failure);
+        check(self, &case, "host memory released");
     }
 }
 
