@@ -483,7 +483,7 @@ impl Checker<'_> {
             Ok(false) => return self.record(NAME, "keep_host_memory (keeps none)", 0, 0.0, None),
             Err(e) => return self.record(NAME, "keep_host_memory", 0, 0.0, Some(format!("returned an error: {e}"))),
         }
-        let mut check = |checker: &mut Self, case: &ProofCase, what: &str| {
+        let check = |checker: &mut Self, case: &ProofCase, what: &str| {
             let got = checker.backend.proof_msms(case.bases(), &case.assignment);
             let failure = match got {
                 Err(e) => Some(format!("returned an error: {e}")),
