@@ -14,6 +14,7 @@ use std::{
     time::Duration,
 };
 
+use crate::budget::{Budget, Reservation};
 use bellhop_host::{
     config::Config,
     dealloc::Dealloc,
@@ -21,7 +22,7 @@ use bellhop_host::{
     pipeline::{self, PipelineError, Randomness},
     plugins::{Backends, Plugin},
     prover::ProveError,
-    recycler::Recycler,
+    recycler::{KeptPool, Lent, Recycler},
     session::OpenedBackend,
 };
 use bellhop_plugin_sdk::{
@@ -48,6 +49,13 @@ pub(crate) struct Device {
     overdue: Mutex<Option<JoinHandle<()>>>,
     /// Parameter sets it had no room to keep, so warned about once.
     crowded: Mutex<HashSet<PathBuf>>,
+    /// The assignments its backend keeps (page-locked), lent to synthesis for the next
+    /// partition of their circuit.
+    pub(crate) pool: KeptPool,
+    /// The memory budget's share for the pool's free assignments.
+    pooled: Mutex<Reservation>,
+    /// Frees a proof's buffers off the hot path.
+    dealloc: Dealloc,
 }
 
 /// Why a partition was not proved.
@@ -69,7 +77,13 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Opens the backend on every device of `[backend] devices` (without it: `[backend]
 /// device` if set, else every device the backend describes, else device 0). A device that
 /// fails to open is kept, marked down; if every one fails, the first error is returned.
-pub(crate) fn open_all(config: &Config, plugin_dir: &Path) -> anyhow::Result<Vec<Arc<Device>>> {
+/// Each device's pool keeps up to `kept` assignments, charged to `budget` while free.
+pub(crate) fn open_all(
+    config: &Config,
+    plugin_dir: &Path,
+    budget: &Arc<Budget>,
+    kept: usize,
+) -> anyhow::Result<Vec<Arc<Device>>> {
     let indices = match (&config.backend.devices, config.backend.device) {
         (Some(indices), _) if !indices.is_empty() => indices.clone(),
         (Some(_), _) => anyhow::bail!("[backend] devices is empty: list at least one device, or leave it out"),
@@ -108,6 +122,9 @@ pub(crate) fn open_all(config: &Config, plugin_dir: &Path) -> anyhow::Result<Vec
             backend: Mutex::new(backend.map(Arc::new)),
             overdue: Mutex::default(),
             crowded: Mutex::default(),
+            pool: KeptPool::new(kept),
+            pooled: Mutex::new(budget.charge(0)),
+            dealloc: Dealloc::new(),
         }));
     }
     if devices.iter().all(|d| d.opened().is_err()) {
@@ -160,15 +177,39 @@ impl Device {
         }
     }
 
+    /// Kept assignments from the pool to synthesize `jobs` into, with the budget's share
+    /// for them (see [`KeptPool::lend`]).
+    pub(crate) fn lend(&self, jobs: &[Job]) -> Option<(Lent<'_>, Reservation)> {
+        let lent = self.pool.lend(jobs)?;
+        let share = locked(&self.pooled).split(lent.bytes());
+        Some((lent, share))
+    }
+
+    /// Charges the budget for the pool's free assignments, as they are now.
+    pub(crate) fn charge_pooled(&self) {
+        let free = self.pool.free_bytes();
+        locked(&self.pooled).resize(free);
+    }
+
+    /// Releases the pool's free assignments, to make room in the budget: whether any was.
+    pub(crate) fn release_pooled(&self) -> bool {
+        let Ok(backend) = self.opened() else { return false };
+        let released = self.pool.release_free(backend.as_ref().as_ref(), &self.dealloc, false);
+        self.charge_pooled();
+        released > 0
+    }
+
     /// The device's memory now, as its backend reports it.
     pub(crate) fn memory(&self) -> Option<bellhop_plugin_sdk::DeviceMemory> {
         self.opened().ok().and_then(|backend| backend.memory())
     }
 
     /// Proves `assignment` of `circuit` with `srs` and verifies it (if `verify`), on a
-    /// thread of its own: its 192 bytes. `held` (the memory the partition holds) is
-    /// dropped when the backend's calls return. Past `timeout` the device is overdue: its
-    /// call is left running, and the device is not probed again until it returns.
+    /// thread of its own: its 192 bytes. The assignment goes to the pool of `keeper` (the
+    /// device whose pool lent its buffers, else this one) once proved. `held` (the memory
+    /// the partition holds) is dropped when the backend's calls return. Past `timeout` the
+    /// device is overdue: its call is left running, and the device is not probed again
+    /// until it returns.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn prove_within(
         self: &Arc<Self>,
@@ -176,8 +217,8 @@ impl Device {
         circuit: String,
         srs: Arc<Srs>,
         assignment: Assignment,
+        keeper: Arc<Device>,
         verify: bool,
-        dealloc: Arc<Dealloc>,
         held: impl Send + 'static,
     ) -> Result<Vec<u8>, Fault> {
         let (sender, receiver) = mpsc::channel();
@@ -188,7 +229,9 @@ impl Device {
             .name(format!("bellhop-call-{}", self.ordinal))
             .spawn(move || {
                 tracing::dispatcher::with_default(&dispatch, || {
-                    let proved = span.in_scope(|| device.prove(&circuit, &srs, assignment, verify, &dealloc));
+                    let proved = span.in_scope(|| device.prove(&circuit, &srs, assignment, &keeper, verify));
+                    // The budget covers what the pool kept before the partition's share goes.
+                    keeper.charge_pooled();
                     drop(held);
                     // The worker may have stopped waiting.
                     let _ = sender.send(proved);
@@ -227,8 +270,12 @@ impl Device {
                 let _ = call.join();
             }
         }
-        // The old backend goes first: a device may not take two.
-        *locked(&self.backend) = Err("being reopened".into());
+        // The old backend goes first (a device may not take two), and what it kept with it.
+        let old = std::mem::replace(&mut *locked(&self.backend), Err("being reopened".into()));
+        if let Ok(old) = old {
+            self.pool.release_free(old.as_ref().as_ref(), &self.dealloc, true);
+            self.charge_pooled();
+        }
         let reopened = OpenedBackend::open(config, plugin_dir, self.index)
             .and_then(|backend| backend.check().map(|()| backend))
             .map(Arc::new)
@@ -244,8 +291,8 @@ impl Device {
         circuit: &str,
         srs: &Arc<Srs>,
         assignment: Assignment,
+        keeper: &Device,
         verify: bool,
-        dealloc: &Dealloc,
     ) -> Result<Vec<u8>, Fault> {
         let backend = self.opened().map_err(Fault::Device)?;
         if let Err(e) = self.keep(srs) {
@@ -257,7 +304,11 @@ impl Device {
         catch_unwind(AssertUnwindSafe(|| {
             let blinding = |index| Randomness::Os.blinding(index);
             let synthesized = vec![(job, assignment)];
-            let recycler = Recycler::off(dealloc);
+            let keeping = if std::ptr::eq(keeper, self) { Ok(Arc::clone(&backend)) } else { keeper.opened() };
+            let recycler = match &keeping {
+                Ok(kept_by) => Recycler::over(kept_by, &self.dealloc, &keeper.pool, false),
+                Err(_) => Recycler::off(&self.dealloc),
+            };
             pipeline::prove_synthesized(&backend, srs, 0, synthesized, blinding, verify, &recycler, &mut |p| {
                 proved = Some(p);
             })
@@ -269,6 +320,15 @@ impl Device {
         })?;
         let proved = proved.ok_or_else(|| Fault::Device("the proving step returned no proof".into()))?;
         Ok(proved.proof_bytes())
+    }
+}
+
+impl Drop for Device {
+    /// Releases the pool's free assignments before the backend is closed.
+    fn drop(&mut self) {
+        if let Ok(backend) = self.opened() {
+            self.pool.release_free(backend.as_ref().as_ref(), &self.dealloc, true);
+        }
     }
 }
 

@@ -129,6 +129,10 @@ pub struct DeviceStatus {
     pub current_job: Option<String>,
     /// That job's kind.
     pub current_kind: Option<JobKind>,
+    /// Host memory its backend keeps (page-locked assignments) free for the next partition
+    /// of their circuit, in bytes: part of the budget's reserved bytes, and released first
+    /// when other work needs room.
+    pub kept_host_bytes: u64,
 }
 
 /// The memory budget and what the process holds.
@@ -136,7 +140,8 @@ pub struct DeviceStatus {
 pub struct MemoryStatus {
     /// `[memory] budget`, in bytes.
     pub budget_bytes: u64,
-    /// Reserved now by resident parameter sets and partitions in flight.
+    /// Reserved now by resident parameter sets, partitions in flight and the host memory
+    /// devices keep for the next partition (`kept_host_bytes`).
     pub reserved_bytes: u64,
     /// The most ever reserved.
     pub peak_reserved_bytes: u64,
@@ -240,8 +245,12 @@ impl Engine {
     /// synthesis_workers` synthesis workers and a worker per device that opened.
     pub fn start(config: &Config, plugin_dir: &Path) -> anyhow::Result<Self> {
         let (strategy, strategy_name) = open_strategy(config, plugin_dir)?;
-        let devices = device::open_all(config, plugin_dir)?;
         let budget = Budget::new(budget_bytes(config)?);
+        let workers = config.daemon.synthesis_workers.max(1);
+        // A device's kept assignments: one for each partition that may be in synthesis,
+        // waiting for it, or on it.
+        let kept = workers + config.pipeline.lookahead + 1;
+        let devices = device::open_all(config, plugin_dir, &budget, kept)?;
         let state_dir = &config.daemon.state_dir;
         let (journal, recovered, damaged) = Journal::open(state_dir, config.daemon.keep_results)
             .with_context(|| format!("opening the journal in [daemon] state_dir {}", state_dir.display()))?;
@@ -261,7 +270,6 @@ impl Engine {
             budget.limit() >> 20,
             state_dir.display()
         );
-        let workers = config.daemon.synthesis_workers.max(1);
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 accepting: true,
@@ -503,6 +511,7 @@ impl Engine {
                     proved: state.proved[d],
                     current_kind: job.as_ref().map(|(_, kind)| *kind),
                     current_job: job.map(|(id, _)| id),
+                    kept_host_bytes: device.pool.free_bytes(),
                 }
             })
             .collect();
@@ -585,7 +594,7 @@ impl Engine {
         self.shared.check_params(circuit)?;
         // An operator's call, ranked with NORMAL work that came before it.
         let rank = (Reverse(Priority::Normal), u64::MAX);
-        let (lease, took, _) = self.shared.acquire_params(circuit, false, rank).map_err(Refused::BadParams)?;
+        let (lease, took, _) = self.shared.acquire_params(circuit, false, rank, None).map_err(Refused::BadParams)?;
         if took.is_some() {
             self.shared.metrics.params_loaded(&circuit.to_string());
         }

@@ -13,7 +13,6 @@ use std::{
 use bellhop_circuits::CircuitSpec;
 use bellhop_host::{
     config::Config,
-    dealloc::Dealloc,
     params::Shape,
     pipeline::{self, PipelineError},
 };
@@ -42,8 +41,36 @@ pub(crate) struct TaskKey {
 /// A synthesized partition waiting for a device, with the memory it holds.
 pub(crate) struct Synthesized {
     lease: Lease,
+    // Before `reservation`: a kept assignment is back in its pool, and charged there,
+    // before the partition's share of the budget goes.
+    assignment: Pooled,
     reservation: Reservation,
-    assignment: Assignment,
+}
+
+/// A synthesized assignment, with the device whose pool lent its buffers (if one did):
+/// back to that pool if dropped unproved (its job ended meanwhile).
+pub(crate) struct Pooled {
+    assignment: Option<Assignment>,
+    circuit: String,
+    keeper: Option<Arc<Device>>,
+}
+
+impl Pooled {
+    /// The assignment, and the device whose pool it goes back to (`device` if none lent it).
+    fn take(mut self, device: &Arc<Device>) -> (Assignment, Arc<Device>) {
+        let assignment = self.assignment.take().expect("taken once");
+        (assignment, self.keeper.take().unwrap_or_else(|| Arc::clone(device)))
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        if let (Some(assignment), Some(keeper)) = (self.assignment.take(), &self.keeper) {
+            // What the pool does not keep (any more) is freed here.
+            let _ = keeper.pool.take_back(&self.circuit, assignment);
+            keeper.charge_pooled();
+        }
+    }
 }
 
 /// What each partition of a job reads.
@@ -411,12 +438,20 @@ impl Shared {
         circuit: &CircuitSpec,
         rank: Rank,
     ) -> Result<Reservation, String> {
-        let make_room = || match self.params.evict_idle(circuit) {
-            Some(dropped) => {
-                self.release(dropped);
-                true
+        // Kept assignments go first (page-locked again on their next use), then idle
+        // parameter sets of other circuits (read again).
+        let make_room = || {
+            // Every device's, not only the first that has some.
+            if self.devices.iter().filter(|device| device.release_pooled()).count() > 0 {
+                return true;
             }
-            None => false,
+            match self.params.evict_idle(circuit) {
+                Some(dropped) => {
+                    self.release(dropped);
+                    true
+                }
+                None => false,
+            }
         };
         let stopping = || self.lock().stopping.then(|| "the engine is stopping".to_string());
         self.budget.reserve(need, rank, make_room, stopping).map_err(|e| e.to_string())
@@ -426,15 +461,20 @@ impl Shared {
     /// took) and, if `partition`, the memory of one partition in flight, for work ranked
     /// `rank`. The partition's memory and the set's (if it must be read) are reserved in
     /// one wait, so that no worker waits for room holding part of what it needs (a set in
-    /// use cannot be evicted). Only a load of the same circuit is waited for.
+    /// use cannot be evicted). Only a load of the same circuit is waited for. `held` is
+    /// what the partition already holds (kept buffers lent to it): the partition's
+    /// reservation takes it in.
     pub(crate) fn acquire_params(
         &self,
         circuit: &CircuitSpec,
         partition: bool,
         rank: Rank,
+        held: Option<Reservation>,
     ) -> Result<(Lease, Option<Duration>, Option<Reservation>), String> {
         let shape = self.params.shape(circuit).map_err(|e| format!("its parameters: {e}"))?;
-        let partition_bytes = if partition { self.params.partition_bytes(circuit, &shape) } else { 0 };
+        let held_bytes = held.as_ref().map_or(0, Reservation::bytes);
+        let partition_bytes =
+            if partition { self.params.partition_bytes(circuit, &shape).saturating_sub(held_bytes) } else { 0 };
         let set_bytes = shape.resident_bytes();
         let limit = self.budget.limit();
         if partition_bytes + set_bytes > limit && !self.params.is_resident(circuit) {
@@ -455,6 +495,9 @@ impl Shared {
                 None => self.reserve(|| bytes, circuit, rank),
             })
             .map_err(|e| format!("its parameters: {e}"))?;
+        if let Some(held) = held {
+            reservation.join(held);
+        }
         Ok((lease, loaded, partition.then_some(reservation)))
     }
 
@@ -576,25 +619,49 @@ impl Shared {
         key: &TaskKey,
     ) -> Result<(Synthesized, Duration, Duration), String> {
         let partition = key.partition;
-        let (lease, loaded, reservation) = self.acquire_params(circuit, true, (key.rank, key.seq))?;
+        let job = Job { circuit: circuit.to_string().into(), seed: partition as u64, input: input.to_vec().into() };
+        let jobs = std::slice::from_ref(&job);
+        // Into buffers a device's backend keeps, where a pool has them for this circuit.
+        let (keeper, lent, held) = match self.devices.iter().find_map(|device| Some((device, device.lend(jobs)?))) {
+            Some((device, (lent, held))) => (Some(device), Some(lent), Some(held)),
+            None => (None, None, None),
+        };
+        let acquired = self.acquire_params(circuit, true, (key.rank, key.seq), held);
+        let (lease, loaded, reservation) = match acquired {
+            Ok(acquired) => acquired,
+            Err(why) => {
+                drop(lent);
+                if let Some(device) = keeper {
+                    device.charge_pooled();
+                }
+                return Err(why);
+            }
+        };
         let mut reservation = reservation.expect("a partition's memory was asked for");
         if loaded.is_some() {
             self.metrics.params_loaded(&circuit.to_string());
         }
         let shape = lease.srs.shape();
         let start = Instant::now();
-        let job = Job { circuit: circuit.to_string().into(), seed: partition as u64, input: input.to_vec().into() };
         // The pipeline's synthesis step: the strategy, with the circuit's own public inputs
         // computed beside it and checked.
         let synthesized = catch_unwind(AssertUnwindSafe(|| {
-            pipeline::synthesize_batch(self.strategy.as_ref(), 0, partition, std::slice::from_ref(&job))
-        }))
-        .map_err(|panic| format!("synthesis panicked: {}", bellhop_plugin_sdk::panic_message(&*panic)))?
-        .map_err(|error| match error {
-            PipelineError::Synthesis { error, .. } => format!("synthesis failed: {error}"),
-            PipelineError::Prove { error, .. } => error.to_string(),
-            other => other.to_string(),
-        })?;
+            pipeline::synthesize_into_lent(self.strategy.as_ref(), lent, 0, partition, jobs)
+        }));
+        if !matches!(synthesized, Ok(Ok(_))) {
+            // The lent buffers are back in their pool: charged there before the
+            // reservation goes.
+            if let Some(device) = keeper {
+                device.charge_pooled();
+            }
+        }
+        let synthesized = synthesized
+            .map_err(|panic| format!("synthesis panicked: {}", bellhop_plugin_sdk::panic_message(&*panic)))?
+            .map_err(|error| match error {
+                PipelineError::Synthesis { error, .. } => format!("synthesis failed: {error}"),
+                PipelineError::Prove { error, .. } => error.to_string(),
+                other => other.to_string(),
+            })?;
         let took = start.elapsed();
         let [(_, assignment)]: [(Job, Assignment); 1] = synthesized
             .try_into()
@@ -602,13 +669,14 @@ impl Shared {
         let measured = in_flight_bytes(&assignment, &shape);
         self.params.measured(circuit, measured);
         reservation.resize(measured);
-        Ok((Synthesized { lease, reservation, assignment }, loaded.unwrap_or_default(), took))
+        let assignment =
+            Pooled { assignment: Some(assignment), circuit: job.circuit.to_string(), keeper: keeper.cloned() };
+        Ok((Synthesized { lease, assignment, reservation }, loaded.unwrap_or_default(), took))
     }
 
     /// Device `d`'s worker: proves the highest-ranked synthesized partition, until the
     /// engine stops; while the device is down, probes it with a growing back-off.
     pub(crate) fn device_worker(&self, d: usize) {
-        let dealloc = Arc::new(Dealloc::new());
         let mut backoff = self.config.backend.probe_after;
         loop {
             self.journal.flush();
@@ -639,7 +707,8 @@ impl Shared {
             };
             let start = Instant::now();
             let span = tracing::info_span!("prove", job = %id, partition = key.partition, device = d);
-            let Synthesized { lease, reservation, assignment } = synthesized;
+            let Synthesized { lease, assignment, reservation } = synthesized;
+            let (assignment, keeper) = assignment.take(&self.devices[d]);
             let srs = Arc::clone(&lease.srs);
             let result = span.in_scope(|| {
                 self.devices[d].prove_within(
@@ -647,9 +716,9 @@ impl Shared {
                     circuit.to_string(),
                     srs,
                     assignment,
+                    keeper,
                     // A benchmark's proofs prove nothing, so none would verify.
                     self.config.pipeline.verify && !circuit.benchmark_only(),
-                    Arc::clone(&dealloc),
                     (lease, reservation),
                 )
             });

@@ -36,7 +36,7 @@ use crate::{
     params::Srs,
     phases::record_subphase,
     prover::{self, Blinding, ProveError},
-    recycler::Recycler,
+    recycler::{KeptPool, Lent, Recycler},
     session::OpenedBackend,
 };
 
@@ -179,21 +179,21 @@ pub fn synthesize_batch(
     first: usize,
     jobs: &[Job],
 ) -> Result<Vec<(Job, Assignment)>, PipelineError> {
-    synthesize_reusing(strategy, None, batch, first, jobs)
+    synthesize_into_lent(strategy, None, batch, first, jobs)
 }
 
-/// [`synthesize_batch`], into assignments `recycler` kept where it has one for every job
-/// (`synthesize_into`); on failure they go back to it.
-fn synthesize_reusing(
+/// [`synthesize_batch`], into `lent`'s buffers where given (one per job, lent from a
+/// [`KeptPool`]: `synthesize_into`); on failure they go back to the pool.
+pub fn synthesize_into_lent(
     strategy: &dyn Strategy,
-    recycler: Option<&Recycler<'_>>,
+    lent: Option<Lent<'_>>,
     batch: usize,
     first: usize,
     jobs: &[Job],
 ) -> Result<Vec<(Job, Assignment)>, PipelineError> {
     let _batch = info_span!("batch", first = first as u64, count = jobs.len() as u64).entered();
     let _span = info_span!("synthesis").entered();
-    let mut lent = recycler.and_then(|r| r.lend(jobs));
+    let mut lent = lent;
     // The circuit's own public inputs are computed beside the strategy's synthesis.
     let (synthesized, expected) = rayon::join(
         || match &mut lent {
@@ -202,15 +202,9 @@ fn synthesize_reusing(
         },
         || jobs.iter().map(prover::expected_public_inputs).collect::<Vec<_>>(),
     );
-    let unused = |lent: Option<_>| {
-        if let (Some(recycler), Some(lent)) = (recycler, lent) {
-            recycler.unused(jobs, lent);
-        }
-    };
     let Synthesis { mut assignments, timings, warnings } = match synthesized {
         Ok(synthesized) => synthesized,
         Err(error) => {
-            unused(lent);
             return Err(PipelineError::Synthesis { batch, error });
         }
     };
@@ -221,19 +215,22 @@ fn synthesize_reusing(
         tracing::warn!("strategy: {warning}");
     }
     if assignments.len() != jobs.len() {
-        unused(lent);
         return Err(PipelineError::Count { expected: jobs.len(), got: assignments.len() });
     }
+    let pool = lent.as_ref().map(|lent| lent.pool());
     if let Some(lent) = lent {
-        Recycler::fill(lent, &mut assignments);
+        lent.fill(&mut assignments);
     }
     let synthesized: Vec<(Job, Assignment)> = jobs.iter().cloned().zip(assignments).collect();
     for (offset, ((job, assignment), expected)) in synthesized.iter().zip(expected).enumerate() {
         if let Err(error) =
             expected.and_then(|expected| prover::check_public_inputs(assignment, &expected, &job.circuit))
         {
-            if let Some(recycler) = recycler {
-                recycler.spent_all(synthesized);
+            if let Some(pool) = pool {
+                for (job, assignment) in synthesized {
+                    // What the pool does not keep is freed here.
+                    let _ = pool.take_back(&job.circuit, assignment);
+                }
             }
             return Err(PipelineError::Prove { index: first + offset, error });
         }
@@ -361,13 +358,14 @@ fn run_after(
     // to `lookahead` batches), where the backend keeps them.
     let most =
         first.iter().map(Vec::len).chain(batches.iter().map(Vec::len)).max().unwrap_or(0) * (options.lookahead + 2);
-    let recycler = Recycler::for_backend(backend, &dealloc, most);
+    let pool = KeptPool::new(most);
+    let recycler = Recycler::over(backend, &dealloc, &pool, true);
     // Batch numbers count `first` as batch 0; `batches[i]` is batch `i + skip`.
     let skip = usize::from(first.is_some());
     let sizes = first.iter().map(Vec::len).chain(batches.iter().map(Vec::len));
     let firsts: Vec<usize> = sizes.scan(0, |next, size| Some(std::mem::replace(next, *next + size))).collect();
     let synthesize =
-        |batch: usize, jobs: &[Job]| synthesize_reusing(strategy, Some(&recycler), batch, firsts[batch], jobs);
+        |batch: usize, jobs: &[Job]| synthesize_into_lent(strategy, pool.lend(jobs), batch, firsts[batch], jobs);
     let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
         let blinding = |index| options.randomness.blinding(index);
         prove_synthesized(

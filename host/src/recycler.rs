@@ -1,14 +1,17 @@
 //! Where a proof's spent assignment goes: freed off the hot path ([`Dealloc`]), or, where
 //! the backend keeps host memory (ABI 1.6, `keep_host_memory`: a GPU backend page-locks it
-//! once), kept for a later job of the same circuit, which the strategy synthesizes into
-//! (`synthesize_into`). A 32 GiB PoRep partition's a, b, c and aux are 17 GB: locking and
-//! unlocking them for every proof costs about a second of the device's time.
+//! once), kept in a [`KeptPool`] for a later job of the same circuit, which the strategy
+//! synthesizes into (`synthesize_into`). A 32 GiB PoRep partition's a, b, c and aux are
+//! 17 GB: locking and unlocking them for every proof costs about a second of the device's
+//! time.
 //!
-//! The buffers a recycler keeps are never freed while the backend holds them: each is
-//! released first, when the recycler is dropped, so every kept assignment must come back
-//! to it ([`Recycler::spent`]), on error paths too.
+//! The buffers a pool keeps are never freed while the backend holds them: each is released
+//! first ([`KeptPool::release_free`]), so every kept assignment must come back to its pool
+//! ([`Recycler::spent`], [`KeptPool::take_back`]), on error paths too. A pool trusts an
+//! assignment by the address of its `a`: one freed behind its back could be mistaken for
+//! another allocated at the same place.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use bellhop_plugin_sdk::{
     backend::Backend,
@@ -18,10 +21,10 @@ use bellhop_plugin_sdk::{
 
 use crate::{dealloc::Dealloc, prover::MsmCalls, session::OpenedBackend};
 
-/// Spent assignments, freed or kept for reuse.
-pub struct Recycler<'a> {
-    dealloc: &'a Dealloc,
-    backend: Option<&'a dyn Backend>,
+/// Assignments one backend keeps, free or in use, shared by whoever synthesizes into them
+/// and whoever proves them: a pipeline run, or a device of the engine for as long as its
+/// backend is open.
+pub struct KeptPool {
     /// The most assignments kept, free and in use.
     most: usize,
     state: Mutex<State>,
@@ -29,7 +32,8 @@ pub struct Recycler<'a> {
 
 #[derive(Default)]
 struct State {
-    /// Kept assignments not in use, each with the circuit it was last synthesized for.
+    /// Kept assignments not in use, each with the circuit it was last synthesized for,
+    /// the most recently spent last.
     free: Vec<(String, Assignment)>,
     /// Assignments the backend keeps, free or in use, by the address of `a`.
     kept: Vec<usize>,
@@ -37,13 +41,23 @@ struct State {
     off: bool,
 }
 
-/// Assignments lent out for one batch's synthesis ([`Recycler::lend`]).
-pub struct Lent(Vec<Assignment>);
+/// Assignments lent out for one batch's synthesis ([`KeptPool::lend`]); what is not
+/// [`Lent::fill`]ed into a synthesized assignment goes back to the pool when dropped.
+pub struct Lent<'a> {
+    pool: &'a KeptPool,
+    circuits: Vec<String>,
+    buffers: Vec<Assignment>,
+}
 
-impl Lent {
+impl<'a> Lent<'a> {
+    /// The pool they were lent from.
+    pub fn pool(&self) -> &'a KeptPool {
+        self.pool
+    }
+
     /// The buffers to synthesize into, one per job.
     pub fn buffers(&mut self) -> Vec<Buffers<'_>> {
-        self.0
+        self.buffers
             .iter_mut()
             .map(|a| Buffers {
                 a: a.a.as_mut_slice(),
@@ -53,80 +67,123 @@ impl Lent {
             })
             .collect()
     }
-}
 
-impl<'a> Recycler<'a> {
-    /// A recycler that frees everything on `dealloc`.
-    pub fn off(dealloc: &'a Dealloc) -> Self {
-        Self { dealloc, backend: None, most: 0, state: Mutex::default() }
+    /// The host memory the lent buffers hold, in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.buffers.iter().map(held_bytes).sum()
     }
 
-    /// A recycler that keeps up to `most` assignments where `backend` keeps host memory and
-    /// proves one proof per `proof_msms` call (the one call that reads the assignment in
-    /// place); else as [`Recycler::off`].
-    pub fn for_backend(backend: &'a OpenedBackend, dealloc: &'a Dealloc, most: usize) -> Self {
-        let reads_in_place = backend.msm_calls() == MsmCalls::OneCall && !backend.proves_whole_batches();
-        let backend: Option<&dyn Backend> = reads_in_place.then_some(backend.as_ref());
-        Self { dealloc, backend, most, state: Mutex::default() }
-    }
-
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Kept assignments to synthesize `jobs` into, one per job and each last used for the
-    /// job's circuit; `None` unless there is one for every job.
-    pub fn lend(&self, jobs: &[Job]) -> Option<Lent> {
-        let mut state = self.state();
-        let mut lent = Vec::with_capacity(jobs.len());
-        for job in jobs {
-            match state.free.iter().position(|(circuit, _)| circuit == job.circuit.as_str()) {
-                Some(i) => lent.push(state.free.swap_remove(i)),
-                None => {
-                    state.free.extend(lent);
-                    return None;
-                }
-            }
-        }
-        Some(Lent(lent.into_iter().map(|(_, a)| a).collect()))
-    }
-
-    /// Takes back what [`Recycler::lend`] lent for `jobs`, unused.
-    pub fn unused(&self, jobs: &[Job], lent: Lent) {
-        let mut state = self.state();
-        state.free.extend(jobs.iter().map(|j| j.circuit.to_string()).zip(lent.0));
-    }
-
-    /// Job `i`'s synthesized assignment with the a, b, c and aux of `lent`'s buffer `i`.
-    pub fn fill(lent: Lent, assignments: &mut [Assignment]) {
-        for (assignment, buffers) in assignments.iter_mut().zip(lent.0) {
+    /// Job `i`'s synthesized assignment with the a, b, c and aux of buffer `i`.
+    pub fn fill(mut self, assignments: &mut [Assignment]) {
+        for (assignment, buffers) in assignments.iter_mut().zip(self.buffers.drain(..)) {
             assignment.a = buffers.a;
             assignment.b = buffers.b;
             assignment.c = buffers.c;
             assignment.aux = buffers.aux;
         }
     }
+}
 
-    /// `assignment`, of `circuit`, is spent: kept for a later job of the circuit if the
-    /// backend keeps it (or now agrees to), else freed off the hot path.
-    pub fn spent(&self, circuit: &str, assignment: Assignment) {
-        let Some(backend) = self.backend else { return self.dealloc.drop_later(assignment) };
-        let address = assignment.a.as_ptr() as usize;
-        let adopt = {
-            let mut state = self.state();
-            if state.kept.contains(&address) {
-                state.free.push((circuit.to_string(), assignment));
-                return;
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        let mut state = self.pool.state();
+        state.free.extend(self.circuits.drain(..).zip(self.buffers.drain(..)));
+    }
+}
+
+impl KeptPool {
+    /// A pool that keeps up to `most` assignments.
+    pub fn new(most: usize) -> Self {
+        Self { most, state: Mutex::default() }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Kept assignments to synthesize `jobs` into, one per job and each last used for the
+    /// job's circuit; `None` unless there is one for every job.
+    pub fn lend(&self, jobs: &[Job]) -> Option<Lent<'_>> {
+        let mut state = self.state();
+        let mut lent = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            match state.free.iter().rposition(|(circuit, _)| circuit == job.circuit.as_str()) {
+                Some(i) => lent.push(state.free.remove(i)),
+                None => {
+                    state.free.extend(lent);
+                    return None;
+                }
             }
+        }
+        let (circuits, buffers) = lent.into_iter().unzip();
+        Some(Lent { pool: self, circuits, buffers })
+    }
+
+    /// Takes `assignment`, of `circuit`, back if it is kept here (free again); else hands
+    /// it back.
+    pub fn take_back(&self, circuit: &str, assignment: Assignment) -> Option<Assignment> {
+        let mut state = self.state();
+        if state.kept.contains(&address(&assignment)) {
+            state.free.push((circuit.to_string(), assignment));
+            None
+        } else {
+            Some(assignment)
+        }
+    }
+
+    /// The host memory of the free assignments, in bytes.
+    pub fn free_bytes(&self) -> u64 {
+        self.state().free.iter().map(|(_, a)| held_bytes(a)).sum()
+    }
+
+    /// Releases every free assignment from `backend` (the one that keeps them) and frees
+    /// it on `dealloc`: the count. With `forget`, the backend is going away: the ones in use
+    /// are no longer counted as kept (each is freed when spent, or kept anew), and a backend
+    /// that declined may be asked again.
+    pub fn release_free(&self, backend: &dyn Backend, dealloc: &Dealloc, forget: bool) -> usize {
+        let free = {
+            let mut state = self.state();
+            let free = std::mem::take(&mut state.free);
+            if forget {
+                *state = State::default();
+            } else {
+                state.kept.retain(|a| !free.iter().any(|(_, f)| address(f) == *a));
+            }
+            free
+        };
+        let released = free.len();
+        for (_, assignment) in free {
+            release(backend, dealloc, assignment);
+        }
+        released
+    }
+
+    /// Adopts `assignment` if the backend keeps it (or now agrees to), making room by
+    /// releasing the least recently spent free assignment of another circuit; else frees it.
+    fn adopt(&self, backend: &dyn Backend, dealloc: &Dealloc, circuit: &str, assignment: Assignment) {
+        let address = address(&assignment);
+        let (adopt, evicted) = {
+            let mut state = self.state();
+            let evicted = match state.free.iter().position(|(c, _)| c != circuit) {
+                Some(i) if !state.off && state.kept.len() >= self.most => {
+                    let (_, evicted) = state.free.remove(i);
+                    state.kept.retain(|&a| a != self::address(&evicted));
+                    Some(evicted)
+                }
+                _ => None,
+            };
             let adopt = !state.off && state.kept.len() < self.most;
             if adopt {
                 // Counted now, so that no other thread adopts past `most` meanwhile.
                 state.kept.push(address);
             }
-            adopt
+            (adopt, evicted)
         };
+        if let Some(evicted) = evicted {
+            release(backend, dealloc, evicted);
+        }
         if !adopt {
-            return self.dealloc.drop_later(assignment);
+            return dealloc.drop_later(assignment);
         }
         let kept = backend.keep_host_memory(&ranges(&assignment));
         let mut state = self.state();
@@ -138,7 +195,49 @@ impl<'a> Recycler<'a> {
         state.off = true;
         state.kept.retain(|&a| a != address);
         drop(state);
-        self.dealloc.drop_later(assignment);
+        dealloc.drop_later(assignment);
+    }
+}
+
+/// Spent assignments, freed or kept for reuse: a view of a [`KeptPool`] with the backend
+/// that keeps its assignments.
+pub struct Recycler<'a> {
+    dealloc: &'a Dealloc,
+    /// The backend that keeps the pool's assignments, where it keeps any.
+    backend: Option<&'a dyn Backend>,
+    pool: Option<&'a KeptPool>,
+    /// Release the pool's free assignments when dropped (the pool ends with it).
+    release_on_drop: bool,
+}
+
+impl<'a> Recycler<'a> {
+    /// A recycler that frees everything on `dealloc`.
+    pub fn off(dealloc: &'a Dealloc) -> Self {
+        Self { dealloc, backend: None, pool: None, release_on_drop: false }
+    }
+
+    /// A recycler that keeps assignments in `pool` where `backend` keeps host memory and
+    /// proves one proof per `proof_msms` call (the one call that reads the assignment in
+    /// place); else it frees them, but for those the pool already keeps. With
+    /// `release_on_drop`, the pool's free assignments are released when it is dropped
+    /// (a pool that lives no longer than it); without, the pool's owner releases them
+    /// ([`KeptPool::release_free`]) before the backend is closed.
+    pub fn over(backend: &'a OpenedBackend, dealloc: &'a Dealloc, pool: &'a KeptPool, release_on_drop: bool) -> Self {
+        let reads_in_place = backend.msm_calls() == MsmCalls::OneCall && !backend.proves_whole_batches();
+        let backend: Option<&dyn Backend> = reads_in_place.then_some(backend.as_ref());
+        Self { dealloc, backend, pool: Some(pool), release_on_drop }
+    }
+
+    /// `assignment`, of `circuit`, is spent: back to the pool if kept there, kept for a
+    /// later job of the circuit if the backend keeps it (or now agrees to), else freed off
+    /// the hot path.
+    pub fn spent(&self, circuit: &str, assignment: Assignment) {
+        let Some(pool) = self.pool else { return self.dealloc.drop_later(assignment) };
+        let Some(assignment) = pool.take_back(circuit, assignment) else { return };
+        match self.backend {
+            Some(backend) => pool.adopt(backend, self.dealloc, circuit, assignment),
+            None => self.dealloc.drop_later(assignment),
+        }
     }
 
     /// Each job's assignment is spent ([`Recycler::spent`]).
@@ -154,28 +253,41 @@ impl<'a> Recycler<'a> {
     }
 }
 
+impl Drop for Recycler<'_> {
+    /// Releases the pool's free assignments, if it ends here.
+    fn drop(&mut self) {
+        let (Some(backend), Some(pool), true) = (self.backend, self.pool, self.release_on_drop) else { return };
+        let in_use = {
+            let state = pool.state();
+            state.kept.len() - state.free.len()
+        };
+        if in_use > 0 {
+            tracing::error!("{in_use} page-locked assignments were not returned to be released");
+        }
+        pool.release_free(backend, self.dealloc, true);
+    }
+}
+
+/// Releases `assignment` from `backend`, then frees it.
+fn release(backend: &dyn Backend, dealloc: &Dealloc, assignment: Assignment) {
+    if let Err(e) = backend.release_host_memory(&ranges(&assignment)) {
+        tracing::warn!("the backend could not release a proof's host memory: {e}");
+    }
+    dealloc.drop_later(assignment);
+}
+
+/// The address a pool knows an assignment by: its `a`'s.
+fn address(assignment: &Assignment) -> usize {
+    assignment.a.as_ptr() as usize
+}
+
 /// The ranges of `assignment` a backend reads in place: a, b, c and aux.
 fn ranges(assignment: &Assignment) -> [&[Fr]; 4] {
     [&assignment.a, &assignment.b, &assignment.c, &assignment.aux]
 }
 
-impl Drop for Recycler<'_> {
-    /// Releases every kept assignment from the backend, then frees it.
-    fn drop(&mut self) {
-        let Some(backend) = self.backend else { return };
-        let state = std::mem::take(&mut *self.state());
-        if state.free.len() != state.kept.len() {
-            tracing::error!(
-                "{} of {} page-locked assignments were not returned to be released",
-                state.kept.len() - state.free.len(),
-                state.kept.len()
-            );
-        }
-        for (_, assignment) in state.free {
-            if let Err(e) = backend.release_host_memory(&ranges(&assignment)) {
-                tracing::warn!("the backend could not release a proof's host memory: {e}");
-            }
-            self.dealloc.drop_later(assignment);
-        }
-    }
+/// The host memory of `assignment`'s kept ranges, in bytes.
+fn held_bytes(assignment: &Assignment) -> u64 {
+    let [a, b, c, aux] = [&assignment.a, &assignment.b, &assignment.c, &assignment.aux].map(|v| v.capacity());
+    ((a + b + c + aux) * std::mem::size_of::<Fr>()) as u64
 }

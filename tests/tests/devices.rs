@@ -1,8 +1,10 @@
-//! The engine with a device that fails: the test plugin `failing-device` is the CPU backend
-//! on two devices, of which device 1 fails (every call, its first calls, out of memory, or
-//! hanging). The engine marks a failing device down, proves its partition on another and
-//! says so in its status and metrics; probes it until it works; fails a job whose call
-//! passes `[backend] call_timeout`; and keeps a device out of memory up.
+//! The engine's devices. With a device that fails (the test plugin `failing-device` is the
+//! CPU backend on two devices, of which device 1 fails: every call, its first calls, out of
+//! memory, or hanging), the engine marks it down, proves its partition on another and says
+//! so in its status and metrics; probes it until it works; fails a job whose call passes
+//! `[backend] call_timeout`; and keeps a device out of memory up. With a backend that keeps
+//! host memory (`keeping-backend`), it proves from kept buffers, charges them to its memory
+//! budget and releases every one.
 
 use std::{
     path::Path,
@@ -142,4 +144,44 @@ async fn a_device_out_of_memory_fails_the_job_and_stays_up() {
     assert!(status.devices.iter().all(|d| d.down.is_none() && d.marked_down == 0), "{:?}", status.devices);
     let next = engine.submit(job(1)).unwrap().job_id;
     assert!(matches!(outcome(&engine, &next).await, Outcome::Completed { .. }));
+}
+
+/// The keeping-backend fixture's config (its calls logged to `log`), with one synthesis
+/// worker and lookahead 1: a partition in synthesis, one waiting and one proving, so up
+/// to three kept assignments.
+fn keeping_config(dir: &Path, log: &Path) -> Config {
+    let mut config = config(dir, toml::toml! { log = (log.display().to_string()) });
+    config.backend.plugin = built_library("fixture_keeping_backend").display().to_string();
+    config.daemon.synthesis_workers = 1;
+    config.pipeline.lookahead = 1;
+    config
+}
+
+#[tokio::test]
+async fn the_engine_proves_from_kept_host_memory_charges_it_to_the_budget_and_releases_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let engine = Engine::start(&keeping_config(dir.path(), &log), &build_dir()).unwrap();
+    for _ in 0..2 {
+        let id = engine.submit(job(6)).unwrap().job_id;
+        // Completed: every partition's proof verified, those from rewritten buffers too.
+        assert!(matches!(outcome(&engine, &id).await, Outcome::Completed { .. }));
+    }
+    let status = engine.status();
+    let kept = status.devices[0].kept_host_bytes;
+    let params: u64 = status.params.iter().map(|p| p.bytes).sum();
+    assert!(kept > 0, "the spent assignments are kept for the next partition");
+    assert_eq!(status.memory.reserved_bytes, params + kept, "the budget holds the parameters and the kept memory");
+    drop(engine);
+
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let of = |verb: &str| calls.lines().filter_map(|l| l.strip_prefix(verb)).map(str::to_string).collect::<Vec<_>>();
+    let (mut keeps, mut releases, proofs) = (of("keep "), of("release "), of("proof "));
+    assert_eq!(proofs.len(), 12, "{calls}");
+    assert!((1..=3).contains(&keeps.len()), "at most one assignment kept per partition in flight: {calls}");
+    let fresh = proofs.iter().filter(|p| p.ends_with("fresh")).count();
+    assert_eq!(fresh, keeps.len(), "every proof but those whose buffers were then kept reads kept memory: {calls}");
+    keeps.sort();
+    releases.sort();
+    assert_eq!(keeps, releases, "each kept assignment released once");
 }

@@ -5,8 +5,7 @@ use std::sync::{Arc, Mutex};
 use bellhop_cpu::CpuBackend;
 use bellhop_host::session::OpenedBackend;
 use bellhop_plugin_sdk::{
-    backend::{Backend, NttDirection, ProofMsms, ProvingBases},
-    selection::Selection,
+    backend::{proof_msms_from_primitives, Backend, NttDirection, ProofMsms, ProvingBases},
     strategy::Assignment,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
     Capabilities, PhaseTiming, PluginError,
@@ -67,32 +66,12 @@ impl Backend for OneCallCpu {
                 *keeper.proofs_in_kept.lock().unwrap() += 1;
             }
         }
-        let domain = x.a.len().next_power_of_two();
-        let padded =
-            |v: &[Fr]| v.iter().copied().chain(std::iter::repeat(Fr::default())).take(domain).collect::<Vec<_>>();
-        let (mut a, mut b, mut c) = (padded(&x.a), padded(&x.b), padded(&x.c));
-        self.cpu.compute_h(&mut a, &mut b, &mut c)?;
-        let variables: Vec<Fr> = x.inputs.iter().chain(x.aux.iter()).copied().collect();
-        let gathered = |s: &Selection| {
-            (0..variables.len())
-                .filter(|&i| s.words[i / 64] >> (i % 64) & 1 == 1)
-                .map(|i| variables[i])
-                .collect::<Vec<_>>()
-        };
-        let (a_scalars, b_scalars) = (gathered(&Selection::a_query(x)), gathered(&Selection::b_query(x)));
-        let prefix = |bases: &[G1Affine], n: usize| bases[..n].to_vec();
-        let mut l = self.cpu.msm_g1(&bases.l[..x.aux.len()], &x.aux)?;
+        let mut msms = proof_msms_from_primitives(&self.cpu, bases, x)?;
         if self.corrupt {
-            l.y = l.x;
+            msms.l.y = msms.l.x;
         }
-        Ok(ProofMsms {
-            h: self.cpu.msm_g1(&bases.h[..domain - 1], &a[..domain - 1])?,
-            l,
-            a: self.cpu.msm_g1(&prefix(&bases.a, a_scalars.len()), &a_scalars)?,
-            b_g1: self.cpu.msm_g1(&prefix(&bases.b_g1, b_scalars.len()), &b_scalars)?,
-            b_g2: self.cpu.msm_g2(&bases.b_g2[..b_scalars.len()], &b_scalars)?,
-            timings: vec![PhaseTiming::new("msm_a", std::time::Duration::from_millis(1))].into(),
-        })
+        msms.timings = vec![PhaseTiming::new("msm_a", std::time::Duration::from_millis(1))].into();
+        Ok(msms)
     }
 }
 
