@@ -185,3 +185,50 @@ async fn the_engine_proves_from_kept_host_memory_charges_it_to_the_budget_and_re
     releases.sort();
     assert_eq!(keeps, releases, "each kept assignment released once");
 }
+
+#[tokio::test]
+async fn kept_host_memory_is_released_first_when_other_work_needs_the_room() {
+    // Sizes from a first engine: the circuit's parameters, one kept buffer, and the
+    // parameters of another circuit.
+    const OTHER: &str = "chain:1024";
+    let dir = tempfile::tempdir().unwrap();
+    let other: CircuitSpec = OTHER.parse().unwrap();
+    let generated =
+        generate_random_parameters::<Bls12, _, _>(other.setup_circuit().unwrap(), &mut ChaCha20Rng::seed_from_u64(4))
+            .unwrap();
+    params::write(&generated, &dir.path().join(other.params_file_name().unwrap())).unwrap();
+    let log = dir.path().join("sizes.log");
+    let mut config = keeping_config(dir.path(), &log);
+    let engine = Engine::start(&config, &build_dir()).unwrap();
+    let id = engine.submit(job(4)).unwrap().job_id;
+    assert!(matches!(outcome(&engine, &id).await, Outcome::Completed { .. }));
+    engine.preload(&other).unwrap();
+    let status = engine.status();
+    let bytes = |circuit: &str| status.params.iter().find(|p| p.circuit == circuit).unwrap().bytes;
+    let (circuit_params, other_params) = (bytes(CIRCUIT), bytes(OTHER));
+    let kept = std::fs::read_to_string(&log).unwrap().lines().filter(|l| l.starts_with("keep ")).count() as u64;
+    let buffer = status.devices[0].kept_host_bytes / kept;
+    drop(engine);
+
+    // A budget that holds both parameter sets, but not with a kept buffer beside them.
+    config.memory.budget = bellhop_host::config::Budget::Bytes(circuit_params + other_params + buffer - 1);
+    config.daemon.state_dir = dir.path().join("state-2");
+    let log = dir.path().join("calls.log");
+    config.backend.options = toml::toml! { log = (log.display().to_string()) };
+    let engine = std::sync::Arc::new(Engine::start(&config, &build_dir()).unwrap());
+    let id = engine.submit(job(4)).unwrap().job_id;
+    assert!(matches!(outcome(&engine, &id).await, Outcome::Completed { .. }));
+    assert!(engine.status().devices[0].kept_host_bytes >= buffer, "a buffer is kept after the job");
+    // Without the kept buffers released, the preload would wait: the circuit's parameters
+    // are not idle long enough to be evicted.
+    let (sender, preloaded) = std::sync::mpsc::channel();
+    let preloading = std::sync::Arc::clone(&engine);
+    std::thread::spawn(move || sender.send(preloading.preload(&other).map(drop)));
+    preloaded.recv_timeout(Duration::from_secs(60)).expect("the preload found room within a minute").unwrap();
+    let status = engine.status();
+    assert_eq!(status.devices[0].kept_host_bytes, 0, "the kept buffers were released for the room");
+    assert_eq!(status.params.len(), 2, "no parameter set was evicted instead: {:?}", status.params);
+    assert!(status.memory.reserved_bytes <= status.memory.budget_bytes);
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(calls.matches("keep ").count(), calls.matches("release ").count(), "{calls}");
+}
