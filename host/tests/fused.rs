@@ -20,11 +20,11 @@ use bellhop_host::{
     session::OpenedBackend,
 };
 use bellhop_plugin_sdk::{
-    backend::{check_prove_batch, Backend, NttDirection},
+    backend::{check_prove_batch, Backend},
     cast,
     strategy::{Assignment, Strategy},
-    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof},
-    Capabilities, ErrorKind, PhaseTiming, PluginError,
+    types::{Fr, Proof},
+    Capabilities, ErrorKind, PluginError,
 };
 use common::{baseline, two_batches};
 use tracing_subscriber::layer::SubscriberExt;
@@ -38,18 +38,7 @@ struct FusedCpu {
 }
 
 impl Backend for FusedCpu {
-    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
-        self.cpu.msm_g1(bases, scalars)
-    }
-    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
-        self.cpu.msm_g2(bases, scalars)
-    }
-    fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
-        self.cpu.ntt(values, direction)
-    }
-    fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
-        self.cpu.compute_h(a, b, c)
-    }
+    bellhop_plugin_sdk::forward_primitives!(cpu);
     fn prove_batch(
         &self,
         params: &str,

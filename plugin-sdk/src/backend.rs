@@ -503,6 +503,79 @@ macro_rules! export_backend {
     };
 }
 
+/// [`Backend::proof_msms`] made of `backend`'s own primitives (`compute_h`, `msm_g1`,
+/// `msm_g2`), the A and B scalars gathered from the [`Selection`]s as a device backend
+/// gathers them: the reference a backend's one call is checked against, and a start for a
+/// backend that keeps host memory before it has a call of its own.
+///
+/// [`Selection`]: crate::selection::Selection
+pub fn proof_msms_from_primitives(
+    backend: &(impl Backend + ?Sized),
+    bases: ProvingBases<'_>,
+    x: &Assignment,
+) -> Result<ProofMsms, PluginError> {
+    use crate::selection::Selection;
+    let domain = x.a.len().next_power_of_two();
+    let padded = |v: &[Fr]| v.iter().copied().chain(std::iter::repeat(Fr::default())).take(domain).collect::<Vec<_>>();
+    let (mut a, mut b, mut c) = (padded(&x.a), padded(&x.b), padded(&x.c));
+    backend.compute_h(&mut a, &mut b, &mut c)?;
+    let variables: Vec<Fr> = x.inputs.iter().chain(x.aux.iter()).copied().collect();
+    let gathered = |s: &Selection| {
+        (0..variables.len()).filter(|&i| s.words[i / 64] >> (i % 64) & 1 == 1).map(|i| variables[i]).collect::<Vec<_>>()
+    };
+    let (a_scalars, b_scalars) = (gathered(&Selection::a_query(x)), gathered(&Selection::b_query(x)));
+    let prefix = |bases: &[G1Affine], n: usize| bases[..n].to_vec();
+    Ok(ProofMsms {
+        h: backend.msm_g1(&bases.h[..domain - 1], &a[..domain - 1])?,
+        l: backend.msm_g1(&bases.l[..x.aux.len()], &x.aux)?,
+        a: backend.msm_g1(&prefix(&bases.a, a_scalars.len()), &a_scalars)?,
+        b_g1: backend.msm_g1(&prefix(&bases.b_g1, b_scalars.len()), &b_scalars)?,
+        b_g2: backend.msm_g2(&bases.b_g2[..b_scalars.len()], &b_scalars)?,
+        timings: Vec::new().into(),
+    })
+}
+
+/// Inside an `impl Backend for T`: `msm_g1`, `msm_g2`, `ntt` and `compute_h` forwarded to
+/// the backend in `self.$field`, for a backend that adds calls of its own (a fused proof,
+/// kept host memory) over another backend's primitives.
+#[macro_export]
+macro_rules! forward_primitives {
+    ($field:ident) => {
+        fn msm_g1(
+            &self,
+            bases: &[$crate::types::G1Affine],
+            scalars: &[$crate::types::Fr],
+        ) -> ::std::result::Result<$crate::types::G1Projective, $crate::PluginError> {
+            $crate::backend::Backend::msm_g1(&self.$field, bases, scalars)
+        }
+
+        fn msm_g2(
+            &self,
+            bases: &[$crate::types::G2Affine],
+            scalars: &[$crate::types::Fr],
+        ) -> ::std::result::Result<$crate::types::G2Projective, $crate::PluginError> {
+            $crate::backend::Backend::msm_g2(&self.$field, bases, scalars)
+        }
+
+        fn ntt(
+            &self,
+            values: &mut [$crate::types::Fr],
+            direction: $crate::backend::NttDirection,
+        ) -> ::std::result::Result<(), $crate::PluginError> {
+            $crate::backend::Backend::ntt(&self.$field, values, direction)
+        }
+
+        fn compute_h(
+            &self,
+            a: &mut [$crate::types::Fr],
+            b: &mut [$crate::types::Fr],
+            c: &mut [$crate::types::Fr],
+        ) -> ::std::result::Result<::std::vec::Vec<$crate::PhaseTiming>, $crate::PluginError> {
+            $crate::backend::Backend::compute_h(&self.$field, a, b, c)
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -610,36 +683,4 @@ mod tests {
         assert!(check_msm_lengths("msm_g1", 2, 2).is_ok());
         assert!(check_msm_lengths("msm_g1", 2, 3).unwrap_err().message.contains("2 bases but 3 scalars"));
     }
-}
-
-/// [`Backend::proof_msms`] made of `backend`'s own primitives (`compute_h`, `msm_g1`,
-/// `msm_g2`), the A and B scalars gathered from the [`Selection`]s as a device backend
-/// gathers them: the reference a backend's one call is checked against, and a start for a
-/// backend that keeps host memory before it has a call of its own.
-///
-/// [`Selection`]: crate::selection::Selection
-pub fn proof_msms_from_primitives(
-    backend: &(impl Backend + ?Sized),
-    bases: ProvingBases<'_>,
-    x: &Assignment,
-) -> Result<ProofMsms, PluginError> {
-    use crate::selection::Selection;
-    let domain = x.a.len().next_power_of_two();
-    let padded = |v: &[Fr]| v.iter().copied().chain(std::iter::repeat(Fr::default())).take(domain).collect::<Vec<_>>();
-    let (mut a, mut b, mut c) = (padded(&x.a), padded(&x.b), padded(&x.c));
-    backend.compute_h(&mut a, &mut b, &mut c)?;
-    let variables: Vec<Fr> = x.inputs.iter().chain(x.aux.iter()).copied().collect();
-    let gathered = |s: &Selection| {
-        (0..variables.len()).filter(|&i| s.words[i / 64] >> (i % 64) & 1 == 1).map(|i| variables[i]).collect::<Vec<_>>()
-    };
-    let (a_scalars, b_scalars) = (gathered(&Selection::a_query(x)), gathered(&Selection::b_query(x)));
-    let prefix = |bases: &[G1Affine], n: usize| bases[..n].to_vec();
-    Ok(ProofMsms {
-        h: backend.msm_g1(&bases.h[..domain - 1], &a[..domain - 1])?,
-        l: backend.msm_g1(&bases.l[..x.aux.len()], &x.aux)?,
-        a: backend.msm_g1(&prefix(&bases.a, a_scalars.len()), &a_scalars)?,
-        b_g1: backend.msm_g1(&prefix(&bases.b_g1, b_scalars.len()), &b_scalars)?,
-        b_g2: backend.msm_g2(&bases.b_g2[..b_scalars.len()], &b_scalars)?,
-        timings: Vec::new().into(),
-    })
 }

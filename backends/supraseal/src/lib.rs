@@ -10,11 +10,11 @@ use std::sync::{Mutex, PoisonError};
 use bellhop_cpu::CpuBackend;
 use bellhop_cuda_devices::{check_device, cuda_result, gpu_memory, gpus};
 use bellhop_plugin_sdk::{
-    backend::{check_prove_batch, Backend, BackendPlugin, NttDirection},
+    backend::{check_prove_batch, Backend, BackendPlugin},
     options::NoOptions,
     strategy::{Assignment, Density},
-    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective, Proof},
-    Capabilities, Description, DeviceMemory, ErrorKind, OpenRequest, PhaseTiming, PluginError,
+    types::{Fr, Proof},
+    Capabilities, Description, DeviceMemory, ErrorKind, OpenRequest, PluginError,
 };
 use supraseal_c2::SRS;
 
@@ -72,21 +72,7 @@ impl Backend for CudaSupraseal {
         gpu_memory(self.device)
     }
 
-    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
-        self.cpu.msm_g1(bases, scalars)
-    }
-
-    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
-        self.cpu.msm_g2(bases, scalars)
-    }
-
-    fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
-        self.cpu.ntt(values, direction)
-    }
-
-    fn compute_h(&self, a: &mut [Fr], b: &mut [Fr], c: &mut [Fr]) -> Result<Vec<PhaseTiming>, PluginError> {
-        self.cpu.compute_h(a, b, c)
-    }
+    bellhop_plugin_sdk::forward_primitives!(cpu);
 
     fn prove_batch(
         &self,

@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex};
 use bellhop_cpu::CpuBackend;
 use bellhop_host::session::OpenedBackend;
 use bellhop_plugin_sdk::{
-    backend::{proof_msms_from_primitives, Backend, NttDirection, ProofMsms, ProvingBases},
+    backend::{proof_msms_from_primitives, Backend, ProofMsms, ProvingBases},
     strategy::Assignment,
-    types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
+    types::Fr,
     Capabilities, PhaseTiming, PluginError,
 };
 
@@ -34,17 +34,7 @@ fn addresses(ranges: &[&[Fr]]) -> Vec<usize> {
 }
 
 impl Backend for OneCallCpu {
-    fn msm_g1(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective, PluginError> {
-        self.cpu.msm_g1(bases, scalars)
-    }
-
-    fn msm_g2(&self, bases: &[G2Affine], scalars: &[Fr]) -> Result<G2Projective, PluginError> {
-        self.cpu.msm_g2(bases, scalars)
-    }
-
-    fn ntt(&self, values: &mut [Fr], direction: NttDirection) -> Result<(), PluginError> {
-        self.cpu.ntt(values, direction)
-    }
+    bellhop_plugin_sdk::forward_primitives!(cpu);
 
     fn keep_host_memory(&self, ranges: &[&[Fr]]) -> Result<bool, PluginError> {
         let Some(keeper) = &self.keeper else { return Ok(false) };
