@@ -58,6 +58,37 @@ pub(crate) struct Device {
     dealloc: Dealloc,
 }
 
+/// A synthesized assignment, with the device whose pool lent its buffers (if one did):
+/// back to that pool if dropped unproved (its job ended meanwhile).
+pub(crate) struct Pooled {
+    assignment: Option<Assignment>,
+    circuit: String,
+    keeper: Option<Arc<Device>>,
+}
+
+impl Pooled {
+    /// `assignment` of `circuit`, in buffers `keeper`'s pool lent (if given).
+    pub(crate) fn new(assignment: Assignment, circuit: &str, keeper: Option<Arc<Device>>) -> Self {
+        Self { assignment: Some(assignment), circuit: circuit.to_string(), keeper }
+    }
+
+    /// The assignment, and the device whose pool it goes back to (`device` if none lent it).
+    fn take(mut self, device: &Arc<Device>) -> (Assignment, Arc<Device>) {
+        let assignment = self.assignment.take().expect("taken once");
+        (assignment, self.keeper.take().unwrap_or_else(|| Arc::clone(device)))
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        if let (Some(assignment), Some(keeper)) = (self.assignment.take(), &self.keeper) {
+            // What the pool does not keep (any more) is freed here.
+            let _ = keeper.pool.take_back(&self.circuit, assignment);
+            keeper.charge_pooled();
+        }
+    }
+}
+
 /// Why a partition was not proved.
 #[derive(Debug)]
 pub(crate) enum Fault {
@@ -205,9 +236,10 @@ impl Device {
     }
 
     /// Proves `assignment` of `circuit` with `srs` and verifies it (if `verify`), on a
-    /// thread of its own: its 192 bytes. The assignment goes to the pool of `keeper` (the
-    /// device whose pool lent its buffers, else this one) once proved. `held` (the memory
-    /// the partition holds) is dropped when the backend's calls return. Past `timeout` the
+    /// thread of its own: its 192 bytes. The assignment goes to the pool of the device that
+    /// lent its buffers (else this one's) once proved, or back unproved if the thread does
+    /// not start. `held` (the memory the partition holds) is dropped when the backend's
+    /// calls return. Past `timeout` the
     /// device is overdue: its call is left running, and the device is not probed again
     /// until it returns.
     #[allow(clippy::too_many_arguments)]
@@ -216,8 +248,7 @@ impl Device {
         timeout: Duration,
         circuit: String,
         srs: Arc<Srs>,
-        assignment: Assignment,
-        keeper: Arc<Device>,
+        assignment: Pooled,
         verify: bool,
         held: impl Send + 'static,
     ) -> Result<Vec<u8>, Fault> {
@@ -229,6 +260,7 @@ impl Device {
             .name(format!("bellhop-call-{}", self.ordinal))
             .spawn(move || {
                 tracing::dispatcher::with_default(&dispatch, || {
+                    let (assignment, keeper) = assignment.take(&device);
                     let proved = span.in_scope(|| device.prove(&circuit, &srs, assignment, &keeper, verify));
                     // The budget covers what the pool kept before the partition's share goes.
                     keeper.charge_pooled();

@@ -21,7 +21,7 @@ use tokio::sync::watch;
 
 use crate::{
     budget::{Budget, Rank, Reservation},
-    device::{Device, Fault},
+    device::{Device, Fault, Pooled},
     journal::SharedJournal,
     metrics::Metrics,
     params::{Dropped, Lease, ParamCache},
@@ -45,32 +45,6 @@ pub(crate) struct Synthesized {
     // before the partition's share of the budget goes.
     assignment: Pooled,
     reservation: Reservation,
-}
-
-/// A synthesized assignment, with the device whose pool lent its buffers (if one did):
-/// back to that pool if dropped unproved (its job ended meanwhile).
-pub(crate) struct Pooled {
-    assignment: Option<Assignment>,
-    circuit: String,
-    keeper: Option<Arc<Device>>,
-}
-
-impl Pooled {
-    /// The assignment, and the device whose pool it goes back to (`device` if none lent it).
-    fn take(mut self, device: &Arc<Device>) -> (Assignment, Arc<Device>) {
-        let assignment = self.assignment.take().expect("taken once");
-        (assignment, self.keeper.take().unwrap_or_else(|| Arc::clone(device)))
-    }
-}
-
-impl Drop for Pooled {
-    fn drop(&mut self) {
-        if let (Some(assignment), Some(keeper)) = (self.assignment.take(), &self.keeper) {
-            // What the pool does not keep (any more) is freed here.
-            let _ = keeper.pool.take_back(&self.circuit, assignment);
-            keeper.charge_pooled();
-        }
-    }
 }
 
 /// What each partition of a job reads.
@@ -669,8 +643,7 @@ impl Shared {
         let measured = in_flight_bytes(&assignment, &shape);
         self.params.measured(circuit, measured);
         reservation.resize(measured);
-        let assignment =
-            Pooled { assignment: Some(assignment), circuit: job.circuit.to_string(), keeper: keeper.cloned() };
+        let assignment = Pooled::new(assignment, &job.circuit, keeper.cloned());
         Ok((Synthesized { lease, assignment, reservation }, loaded.unwrap_or_default(), took))
     }
 
@@ -708,7 +681,6 @@ impl Shared {
             let start = Instant::now();
             let span = tracing::info_span!("prove", job = %id, partition = key.partition, device = d);
             let Synthesized { lease, assignment, reservation } = synthesized;
-            let (assignment, keeper) = assignment.take(&self.devices[d]);
             let srs = Arc::clone(&lease.srs);
             let result = span.in_scope(|| {
                 self.devices[d].prove_within(
@@ -716,7 +688,6 @@ impl Shared {
                     circuit.to_string(),
                     srs,
                     assignment,
-                    keeper,
                     // A benchmark's proofs prove nothing, so none would verify.
                     self.config.pipeline.verify && !circuit.benchmark_only(),
                     (lease, reservation),
