@@ -9,7 +9,10 @@ use std::{
     collections::HashSet,
     panic::{catch_unwind, AssertUnwindSafe},
     path::{Path, PathBuf},
-    sync::{mpsc, Arc, Mutex, MutexGuard},
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        mpsc, Arc, Mutex, MutexGuard,
+    },
     thread::JoinHandle,
     time::Duration,
 };
@@ -56,6 +59,34 @@ pub(crate) struct Device {
     pooled: Mutex<Reservation>,
     /// Frees a proof's buffers off the hot path.
     dealloc: Dealloc,
+    /// Calls running on the device, overdue ones too.
+    calls: AtomicUsize,
+}
+
+/// A call running on a device, counted until dropped.
+struct Call(Arc<Device>);
+
+impl Call {
+    fn new(device: &Arc<Device>) -> Self {
+        device.calls.fetch_add(1, Ordering::AcqRel);
+        Self(Arc::clone(device))
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        self.0.calls.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// What [`Device::release_pooled`] did.
+pub(crate) enum Released {
+    /// Released kept assignments.
+    Some,
+    /// Kept some, but a call is running, which the backend's release would wait for.
+    Busy,
+    /// Nothing to release, or nothing that can be now.
+    Nothing,
 }
 
 /// A synthesized assignment, with the device whose pool lent its buffers (if one did):
@@ -72,18 +103,23 @@ impl Pooled {
         Self { assignment: Some(assignment), circuit: circuit.to_string(), keeper }
     }
 
-    /// The assignment, and the device whose pool it goes back to (`device` if none lent it).
-    fn take(mut self, device: &Arc<Device>) -> (Assignment, Arc<Device>) {
-        let assignment = self.assignment.take().expect("taken once");
-        (assignment, self.keeper.take().unwrap_or_else(|| Arc::clone(device)))
+    /// The device whose pool it goes back to: the one that lent it, else `device`.
+    fn keeper(&self, device: &Arc<Device>) -> Arc<Device> {
+        Arc::clone(self.keeper.as_ref().unwrap_or(device))
+    }
+
+    /// The assignment, no longer given back when dropped.
+    fn take(mut self) -> Assignment {
+        self.assignment.take().expect("taken once")
     }
 }
 
 impl Drop for Pooled {
     fn drop(&mut self) {
         if let (Some(assignment), Some(keeper)) = (self.assignment.take(), &self.keeper) {
-            // What the pool does not keep (any more) is freed here.
-            let _ = keeper.pool.take_back(&self.circuit, assignment);
+            if let Some(unkept) = keeper.pool.take_back(&self.circuit, assignment) {
+                keeper.dealloc.drop_later(unkept);
+            }
             keeper.charge_pooled();
         }
     }
@@ -156,6 +192,7 @@ pub(crate) fn open_all(
             pool: KeptPool::new(kept),
             pooled: Mutex::new(budget.charge(0)),
             dealloc: Dealloc::new(),
+            calls: AtomicUsize::new(0),
         }));
     }
     if devices.iter().all(|d| d.opened().is_err()) {
@@ -208,26 +245,40 @@ impl Device {
         }
     }
 
-    /// Kept assignments from the pool to synthesize `jobs` into, with the budget's share
-    /// for them (see [`KeptPool::lend`]).
-    pub(crate) fn lend(&self, jobs: &[Job]) -> Option<(Lent<'_>, Reservation)> {
+    /// Kept assignments from the pool to synthesize `jobs` into (see [`KeptPool::lend`]),
+    /// for a caller whose reservation covers them from now on: the pool's share shrinks.
+    pub(crate) fn lend(&self, jobs: &[Job]) -> Option<Lent<'_>> {
+        let mut pooled = locked(&self.pooled);
         let lent = self.pool.lend(jobs)?;
-        let share = locked(&self.pooled).split(lent.bytes());
-        Some((lent, share))
+        pooled.resize(self.pool.free_bytes());
+        Some(lent)
     }
 
     /// Charges the budget for the pool's free assignments, as they are now.
     pub(crate) fn charge_pooled(&self) {
-        let free = self.pool.free_bytes();
-        locked(&self.pooled).resize(free);
+        let mut pooled = locked(&self.pooled);
+        pooled.resize(self.pool.free_bytes());
     }
 
-    /// Releases the pool's free assignments, to make room in the budget: whether any was.
-    pub(crate) fn release_pooled(&self) -> bool {
-        let Ok(backend) = self.opened() else { return false };
+    /// Releases the pool's free assignments, to make room in the budget, unless a call is
+    /// running on the device (then the backend's release would wait for it; a call past
+    /// `call_timeout` may never end, so nothing waits for it).
+    pub(crate) fn release_pooled(&self) -> Released {
+        if self.pool.free_bytes() == 0 {
+            return Released::Nothing;
+        }
+        if self.calls.load(Ordering::Acquire) > 0 {
+            let overdue = locked(&self.overdue).as_ref().is_some_and(|call| !call.is_finished());
+            return if overdue { Released::Nothing } else { Released::Busy };
+        }
+        let Ok(backend) = self.opened() else { return Released::Nothing };
         let released = self.pool.release_free(backend.as_ref().as_ref(), &self.dealloc, false);
         self.charge_pooled();
-        released > 0
+        if released > 0 {
+            Released::Some
+        } else {
+            Released::Nothing
+        }
     }
 
     /// The device's memory now, as its backend reports it.
@@ -254,17 +305,18 @@ impl Device {
     ) -> Result<Vec<u8>, Fault> {
         let (sender, receiver) = mpsc::channel();
         let device = Arc::clone(self);
+        let call = Call::new(self);
         let span = tracing::Span::current();
         let dispatch = tracing::dispatcher::get_default(Clone::clone);
         let call = std::thread::Builder::new()
             .name(format!("bellhop-call-{}", self.ordinal))
             .spawn(move || {
                 tracing::dispatcher::with_default(&dispatch, || {
-                    let (assignment, keeper) = assignment.take(&device);
+                    let keeper = assignment.keeper(&device);
                     let proved = span.in_scope(|| device.prove(&circuit, &srs, assignment, &keeper, verify));
                     // The budget covers what the pool kept before the partition's share goes.
                     keeper.charge_pooled();
-                    drop(held);
+                    drop((held, call));
                     // The worker may have stopped waiting.
                     let _ = sender.send(proved);
                 })
@@ -322,11 +374,12 @@ impl Device {
         &self,
         circuit: &str,
         srs: &Arc<Srs>,
-        assignment: Assignment,
+        assignment: Pooled,
         keeper: &Device,
         verify: bool,
     ) -> Result<Vec<u8>, Fault> {
         let backend = self.opened().map_err(Fault::Device)?;
+        let assignment = assignment.take();
         if let Err(e) = self.keep(srs) {
             tracing::warn!("device {} could not keep the bases of {}: {e:#}", self.ordinal, srs.path.display());
         }
@@ -336,10 +389,11 @@ impl Device {
         catch_unwind(AssertUnwindSafe(|| {
             let blinding = |index| Randomness::Os.blinding(index);
             let synthesized = vec![(job, assignment)];
-            let keeping = if std::ptr::eq(keeper, self) { Ok(Arc::clone(&backend)) } else { keeper.opened() };
-            let recycler = match &keeping {
-                Ok(kept_by) => Recycler::over(kept_by, &self.dealloc, &keeper.pool, false),
-                Err(_) => Recycler::off(&self.dealloc),
+            // Lent by another device: back to its pool if it still keeps it, else freed.
+            let recycler = if std::ptr::eq(keeper, self) {
+                Recycler::over(&backend, &self.dealloc, &self.pool, false)
+            } else {
+                Recycler::giving_back(&self.dealloc, &keeper.pool)
             };
             pipeline::prove_synthesized(&backend, srs, 0, synthesized, blinding, verify, &recycler, &mut |p| {
                 proved = Some(p);

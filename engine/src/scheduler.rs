@@ -21,7 +21,7 @@ use tokio::sync::watch;
 
 use crate::{
     budget::{Budget, Rank, Reservation},
-    device::{Device, Fault, Pooled},
+    device::{Device, Fault, Pooled, Released},
     journal::SharedJournal,
     metrics::Metrics,
     params::{Dropped, Lease, ParamCache},
@@ -415,9 +415,21 @@ impl Shared {
         // Kept assignments go first (page-locked again on their next use), then idle
         // parameter sets of other circuits (read again).
         let make_room = || {
-            // Every device's, not only the first that has some.
-            if self.devices.iter().filter(|device| device.release_pooled()).count() > 0 {
+            let (mut released, mut busy) = (false, false);
+            for device in &self.devices {
+                match device.release_pooled() {
+                    Released::Some => released = true,
+                    Released::Busy => busy = true,
+                    Released::Nothing => {}
+                }
+            }
+            if released {
                 return true;
+            }
+            // A device's call ends soon, and its kept buffers can go then: no set is
+            // evicted meanwhile.
+            if busy {
+                return false;
             }
             match self.params.evict_idle(circuit) {
                 Some(dropped) => {
@@ -435,20 +447,15 @@ impl Shared {
     /// took) and, if `partition`, the memory of one partition in flight, for work ranked
     /// `rank`. The partition's memory and the set's (if it must be read) are reserved in
     /// one wait, so that no worker waits for room holding part of what it needs (a set in
-    /// use cannot be evicted). Only a load of the same circuit is waited for. `held` is
-    /// what the partition already holds (kept buffers lent to it): the partition's
-    /// reservation takes it in.
+    /// use cannot be evicted). Only a load of the same circuit is waited for.
     pub(crate) fn acquire_params(
         &self,
         circuit: &CircuitSpec,
         partition: bool,
         rank: Rank,
-        held: Option<Reservation>,
     ) -> Result<(Lease, Option<Duration>, Option<Reservation>), String> {
         let shape = self.params.shape(circuit).map_err(|e| format!("its parameters: {e}"))?;
-        let held_bytes = held.as_ref().map_or(0, Reservation::bytes);
-        let partition_bytes =
-            if partition { self.params.partition_bytes(circuit, &shape).saturating_sub(held_bytes) } else { 0 };
+        let partition_bytes = if partition { self.params.partition_bytes(circuit, &shape) } else { 0 };
         let set_bytes = shape.resident_bytes();
         let limit = self.budget.limit();
         if partition_bytes + set_bytes > limit && !self.params.is_resident(circuit) {
@@ -469,9 +476,6 @@ impl Shared {
                 None => self.reserve(|| bytes, circuit, rank),
             })
             .map_err(|e| format!("its parameters: {e}"))?;
-        if let Some(held) = held {
-            reservation.join(held);
-        }
         Ok((lease, loaded, partition.then_some(reservation)))
     }
 
@@ -595,21 +599,12 @@ impl Shared {
         let partition = key.partition;
         let job = Job { circuit: circuit.to_string().into(), seed: partition as u64, input: input.to_vec().into() };
         let jobs = std::slice::from_ref(&job);
-        // Into buffers a device's backend keeps, where a pool has them for this circuit.
-        let (keeper, lent, held) = match self.devices.iter().find_map(|device| Some((device, device.lend(jobs)?))) {
-            Some((device, (lent, held))) => (Some(device), Some(lent), Some(held)),
-            None => (None, None, None),
-        };
-        let acquired = self.acquire_params(circuit, true, (key.rank, key.seq), held);
-        let (lease, loaded, reservation) = match acquired {
-            Ok(acquired) => acquired,
-            Err(why) => {
-                drop(lent);
-                if let Some(device) = keeper {
-                    device.charge_pooled();
-                }
-                return Err(why);
-            }
+        // The partition's memory first, and only then buffers a device's backend keeps (where
+        // a pool has them for this circuit): a worker waiting for room holds none of them.
+        let (lease, loaded, reservation) = self.acquire_params(circuit, true, (key.rank, key.seq))?;
+        let (keeper, lent) = match self.devices.iter().find_map(|device| Some((device, device.lend(jobs)?))) {
+            Some((device, lent)) => (Some(device), Some(lent)),
+            None => (None, None),
         };
         let mut reservation = reservation.expect("a partition's memory was asked for");
         if loaded.is_some() {

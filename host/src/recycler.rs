@@ -228,6 +228,12 @@ impl<'a> Recycler<'a> {
         Self { dealloc, backend, pool: Some(pool), release_on_drop }
     }
 
+    /// A recycler that gives back to `pool` what it keeps and frees the rest: for a proof
+    /// on another backend than the one that keeps the pool's assignments.
+    pub fn giving_back(dealloc: &'a Dealloc, pool: &'a KeptPool) -> Self {
+        Self { dealloc, backend: None, pool: Some(pool), release_on_drop: false }
+    }
+
     /// `assignment`, of `circuit`, is spent: back to the pool if kept there, kept for a
     /// later job of the circuit if the backend keeps it (or now agrees to), else freed off
     /// the hot path.
@@ -259,7 +265,7 @@ impl Drop for Recycler<'_> {
         let (Some(backend), Some(pool), true) = (self.backend, self.pool, self.release_on_drop) else { return };
         let in_use = {
             let state = pool.state();
-            state.kept.len() - state.free.len()
+            state.kept.len().saturating_sub(state.free.len())
         };
         if in_use > 0 {
             tracing::error!("{in_use} page-locked assignments were not returned to be released");
