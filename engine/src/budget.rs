@@ -178,6 +178,11 @@ impl Reservation {
         }
     }
 
+    /// Takes in `other`'s bytes.
+    pub(crate) fn join(&mut self, mut other: Reservation) {
+        self.bytes += std::mem::take(&mut other.bytes);
+    }
+
     /// Moves `bytes` of it (at most all) into a reservation of their own.
     pub(crate) fn split(&mut self, bytes: u64) -> Reservation {
         let bytes = bytes.min(self.bytes);

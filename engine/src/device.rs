@@ -246,12 +246,12 @@ impl Device {
     }
 
     /// Kept assignments from the pool to synthesize `jobs` into (see [`KeptPool::lend`]),
-    /// for a caller whose reservation covers them from now on: the pool's share shrinks.
-    pub(crate) fn lend(&self, jobs: &[Job]) -> Option<Lent<'_>> {
+    /// with the budget's share for them.
+    pub(crate) fn lend(&self, jobs: &[Job]) -> Option<(Lent<'_>, Reservation)> {
         let mut pooled = locked(&self.pooled);
         let lent = self.pool.lend(jobs)?;
-        pooled.resize(self.pool.free_bytes());
-        Some(lent)
+        let share = pooled.split(lent.bytes());
+        Some((lent, share))
     }
 
     /// Charges the budget for the pool's free assignments, as they are now.

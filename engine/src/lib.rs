@@ -594,7 +594,8 @@ impl Engine {
         self.shared.check_params(circuit)?;
         // An operator's call, ranked with NORMAL work that came before it.
         let rank = (Reverse(Priority::Normal), u64::MAX);
-        let (lease, took, _) = self.shared.acquire_params(circuit, false, rank).map_err(Refused::BadParams)?;
+        let (lease, took, _) =
+            self.shared.acquire_params(circuit, false, rank, &mut None).map_err(Refused::BadParams)?;
         if took.is_some() {
             self.shared.metrics.params_loaded(&circuit.to_string());
         }

@@ -403,58 +403,71 @@ impl Shared {
         }
     }
 
-    /// `bytes` of the memory budget for work on `circuit` ranked `rank`, waiting for room
-    /// (and, first in line, evicting idle parameter sets of other circuits for it) as long
-    /// as the engine runs. No lock is held while it waits.
+    /// `bytes` of the memory budget for work on `circuit` ranked `rank`, if `wait` waiting
+    /// for room (and, first in line, making room for it) as long as the engine runs, else
+    /// only if there is room now. No lock is held while it waits.
     pub(crate) fn reserve(
         &self,
         need: impl Fn() -> u64,
         circuit: &CircuitSpec,
         rank: Rank,
+        wait: bool,
     ) -> Result<Reservation, String> {
-        // Kept assignments go first (page-locked again on their next use), then idle
-        // parameter sets of other circuits (read again).
-        let make_room = || {
-            let (mut released, mut busy) = (false, false);
-            for device in &self.devices {
-                match device.release_pooled() {
-                    Released::Some => released = true,
-                    Released::Busy => busy = true,
-                    Released::Nothing => {}
-                }
-            }
-            if released {
-                return true;
-            }
-            // A device's call ends soon, and its kept buffers can go then: no set is
-            // evicted meanwhile.
-            if busy {
-                return false;
-            }
-            match self.params.evict_idle(circuit) {
-                Some(dropped) => {
-                    self.release(dropped);
-                    true
-                }
-                None => false,
-            }
+        let make_room = || wait && self.make_room(circuit);
+        let give_up = || match wait {
+            true => self.lock().stopping.then(|| "the engine is stopping".to_string()),
+            false => Some("no room now".to_string()),
         };
-        let stopping = || self.lock().stopping.then(|| "the engine is stopping".to_string());
-        self.budget.reserve(need, rank, make_room, stopping).map_err(|e| e.to_string())
+        self.budget.reserve(need, rank, make_room, give_up).map_err(|e| e.to_string())
+    }
+
+    /// Frees memory for work on `circuit`: kept assignments first (page-locked again on
+    /// their next use), then an idle parameter set of another circuit (read again); whether
+    /// it did.
+    fn make_room(&self, circuit: &CircuitSpec) -> bool {
+        let (mut released, mut busy) = (false, false);
+        for device in &self.devices {
+            match device.release_pooled() {
+                Released::Some => released = true,
+                Released::Busy => busy = true,
+                Released::Nothing => {}
+            }
+        }
+        if released {
+            return true;
+        }
+        // A device's call ends soon, and its kept buffers can go then: no set is
+        // evicted meanwhile.
+        if busy {
+            return false;
+        }
+        match self.params.evict_idle(circuit) {
+            Some(dropped) => {
+                self.release(dropped);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The parameters of `circuit` (read if they are not resident, and how long that
     /// took) and, if `partition`, the memory of one partition in flight, for work ranked
     /// `rank`. The partition's memory and the set's (if it must be read) are reserved in
     /// one wait, so that no worker waits for room holding part of what it needs (a set in
-    /// use cannot be evicted). Only a load of the same circuit is waited for.
+    /// use cannot be evicted). Only a load of the same circuit is waited for. `held` is what
+    /// the partition holds already (kept buffers lent to it): with it, room is only taken
+    /// if there is some now, without waiting or making room, and on success the partition's
+    /// reservation takes it in.
     pub(crate) fn acquire_params(
         &self,
         circuit: &CircuitSpec,
         partition: bool,
         rank: Rank,
+        held: &mut Option<Reservation>,
     ) -> Result<(Lease, Option<Duration>, Option<Reservation>), String> {
         let shape = self.params.shape(circuit).map_err(|e| format!("its parameters: {e}"))?;
+        let wait = held.is_none();
+        let held_bytes = held.as_ref().map_or(0, Reservation::bytes);
         let partition_bytes = if partition { self.params.partition_bytes(circuit, &shape) } else { 0 };
         let set_bytes = shape.resident_bytes();
         let limit = self.budget.limit();
@@ -465,17 +478,21 @@ impl Shared {
             ));
         }
         // The set's share only while it is not resident: it may become so while this waits.
-        let need = || partition_bytes + if self.params.is_resident(circuit) { 0 } else { set_bytes };
-        let mut reservation = self.reserve(need, circuit, rank)?;
-        let mut set = Some(reservation.split(reservation.bytes() - partition_bytes));
+        let wanted = partition_bytes.saturating_sub(held_bytes);
+        let need = || wanted + if self.params.is_resident(circuit) { 0 } else { set_bytes };
+        let mut reservation = self.reserve(need, circuit, rank, wait)?;
+        let mut set = Some(reservation.split(reservation.bytes() - wanted));
         // If another worker evicted the set in between, its memory is reserved here anew.
         let (lease, loaded) = self
             .params
             .acquire(circuit, |bytes| match set.take().filter(|set| set.bytes() >= bytes) {
                 Some(reserved) => Ok(reserved),
-                None => self.reserve(|| bytes, circuit, rank),
+                None => self.reserve(|| bytes, circuit, rank, wait),
             })
             .map_err(|e| format!("its parameters: {e}"))?;
+        if let Some(held) = held.take() {
+            reservation.join(held);
+        }
         Ok((lease, loaded, partition.then_some(reservation)))
     }
 
@@ -599,13 +616,27 @@ impl Shared {
         let partition = key.partition;
         let job = Job { circuit: circuit.to_string().into(), seed: partition as u64, input: input.to_vec().into() };
         let jobs = std::slice::from_ref(&job);
-        // The partition's memory first, and only then buffers a device's backend keeps (where
-        // a pool has them for this circuit): a worker waiting for room holds none of them.
-        let (lease, loaded, reservation) = self.acquire_params(circuit, true, (key.rank, key.seq))?;
-        let (keeper, lent) = match self.devices.iter().find_map(|device| Some((device, device.lend(jobs)?))) {
-            Some((device, lent)) => (Some(device), Some(lent)),
-            None => (None, None),
+        // Into buffers a device's backend keeps, where a pool has them for this circuit and
+        // the rest of the partition's memory is free now; else the worker gives them back
+        // and waits for room holding none.
+        let (mut keeper, mut lent, mut held) =
+            match self.devices.iter().find_map(|device| Some((device, device.lend(jobs)?))) {
+                Some((device, (lent, share))) => (Some(device), Some(lent), Some(share)),
+                None => (None, None, None),
+            };
+        let rank = (key.rank, key.seq);
+        let acquired = match self.acquire_params(circuit, true, rank, &mut held) {
+            Err(_) if lent.is_some() => {
+                drop(lent.take());
+                if let Some(device) = keeper.take() {
+                    device.charge_pooled();
+                }
+                drop(held.take());
+                self.acquire_params(circuit, true, rank, &mut None)
+            }
+            acquired => acquired,
         };
+        let (lease, loaded, reservation) = acquired?;
         let mut reservation = reservation.expect("a partition's memory was asked for");
         if loaded.is_some() {
             self.metrics.params_loaded(&circuit.to_string());
