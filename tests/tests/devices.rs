@@ -12,7 +12,7 @@ use std::{
 };
 
 use bellhop_circuits::CircuitSpec;
-use bellhop_engine::{Engine, JobRequest, Outcome, Waited};
+use bellhop_engine::{Engine, JobRequest, Outcome, Priority, Waited};
 use bellhop_host::{config::Config, params};
 use bellhop_tests::{build_dir, built_library};
 use bellperson::groth16::generate_random_parameters;
@@ -231,4 +231,40 @@ async fn kept_host_memory_is_released_first_when_other_work_needs_the_room() {
     assert!(status.memory.reserved_bytes <= status.memory.budget_bytes);
     let calls = std::fs::read_to_string(&log).unwrap();
     assert_eq!(calls.matches("keep ").count(), calls.matches("release ").count(), "{calls}");
+}
+
+#[tokio::test]
+async fn two_workers_prove_jobs_of_two_priorities_within_a_budget_of_one_partition() {
+    // Sizes from a first engine proving one partition at a time: the parameters, one
+    // partition's reservation and one kept buffer.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("sizes.log");
+    let mut config = keeping_config(dir.path(), &log);
+    config.pipeline.lookahead = 0;
+    let engine = Engine::start(&config, &build_dir()).unwrap();
+    let id = engine.submit(job(1)).unwrap().job_id;
+    assert!(matches!(outcome(&engine, &id).await, Outcome::Completed { .. }));
+    let status = engine.status();
+    let (params, buffer) = (status.params[0].bytes, status.devices[0].kept_host_bytes);
+    // The proof's buffer was charged to the pool before its partition's share went.
+    let partition = status.memory.peak_reserved_bytes - params - buffer;
+    drop(engine);
+
+    // Room for one partition and half a buffer beside the parameters; two synthesis
+    // workers, and jobs of two priorities: kept buffers are lent, given back and released
+    // for room, and every job completes.
+    config.memory.budget = bellhop_host::config::Budget::Bytes(params + partition + buffer / 2);
+    config.daemon.synthesis_workers = 2;
+    config.daemon.state_dir = dir.path().join("state-2");
+    let engine = Engine::start(&config, &build_dir()).unwrap();
+    let mut jobs = Vec::new();
+    for priority in [Priority::Normal, Priority::High, Priority::Normal, Priority::High] {
+        jobs.push(engine.submit(JobRequest { priority: Some(priority), ..job(3) }).unwrap().job_id);
+    }
+    for id in &jobs {
+        let waited = engine.wait(id, Some(Duration::from_secs(120))).await.unwrap();
+        assert!(matches!(waited, Waited::Done(Outcome::Completed { .. })), "{id}: {waited:?}");
+    }
+    let memory = engine.status().memory;
+    assert!(memory.reserved_bytes <= memory.budget_bytes, "{memory:?}");
 }
