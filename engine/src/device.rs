@@ -290,9 +290,8 @@ impl Device {
     /// thread of its own: its 192 bytes. The assignment goes to the pool of the device that
     /// lent its buffers (else this one's) once proved, or back unproved if the thread does
     /// not start. `held` (the memory the partition holds) is dropped when the backend's
-    /// calls return. Past `timeout` the
-    /// device is overdue: its call is left running, and the device is not probed again
-    /// until it returns.
+    /// calls return. Past `timeout` the device is overdue: its call is left running, and
+    /// the device is not probed again until it returns.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn prove_within(
         self: &Arc<Self>,
@@ -305,7 +304,7 @@ impl Device {
     ) -> Result<Vec<u8>, Fault> {
         let (sender, receiver) = mpsc::channel();
         let device = Arc::clone(self);
-        let call = Call::new(self);
+        let counted = Call::new(self);
         let span = tracing::Span::current();
         let dispatch = tracing::dispatcher::get_default(Clone::clone);
         let call = std::thread::Builder::new()
@@ -316,7 +315,7 @@ impl Device {
                     let proved = span.in_scope(|| device.prove(&circuit, &srs, assignment, &keeper, verify));
                     // The budget covers what the pool kept before the partition's share goes.
                     keeper.charge_pooled();
-                    drop((held, call));
+                    drop((held, counted));
                     // The worker may have stopped waiting.
                     let _ = sender.send(proved);
                 })
