@@ -117,9 +117,7 @@ impl Pooled {
 impl Drop for Pooled {
     fn drop(&mut self) {
         if let (Some(assignment), Some(keeper)) = (self.assignment.take(), &self.keeper) {
-            if let Some(unkept) = keeper.pool.take_back(&self.circuit, assignment) {
-                keeper.dealloc.drop_later(unkept);
-            }
+            Recycler::giving_back(&keeper.dealloc, &keeper.pool).spent(&self.circuit, assignment);
             keeper.charge_pooled();
         }
     }

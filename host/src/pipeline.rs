@@ -186,14 +186,13 @@ pub fn synthesize_batch(
 /// [`KeptPool`]: `synthesize_into`); on failure they go back to the pool.
 pub fn synthesize_into_lent(
     strategy: &dyn Strategy,
-    lent: Option<Lent<'_>>,
+    mut lent: Option<Lent<'_>>,
     batch: usize,
     first: usize,
     jobs: &[Job],
 ) -> Result<Vec<(Job, Assignment)>, PipelineError> {
     let _batch = info_span!("batch", first = first as u64, count = jobs.len() as u64).entered();
     let _span = info_span!("synthesis").entered();
-    let mut lent = lent;
     // The circuit's own public inputs are computed beside the strategy's synthesis.
     let (synthesized, expected) = rayon::join(
         || match &mut lent {
@@ -204,9 +203,7 @@ pub fn synthesize_into_lent(
     );
     let Synthesis { mut assignments, timings, warnings } = match synthesized {
         Ok(synthesized) => synthesized,
-        Err(error) => {
-            return Err(PipelineError::Synthesis { batch, error });
-        }
+        Err(error) => return Err(PipelineError::Synthesis { batch, error }),
     };
     for t in timings {
         record_subphase("synthesis", &t.name, t.nanos);
