@@ -4,11 +4,11 @@
 # synthetic_benchmarks = true` proves synthetic-porep:SIZE from a PoRep request in Curio's
 # shape (`bellhop fil request`): one job first (pce records its cache), then COUNT (4) jobs
 # at once. Its settings are porep32-sim.sh's production ones (pce, lookahead 1, memory
-# budget 120GiB, register_host_memory, malloc on huge pages, and like the bench one
-# partition in synthesis at a time: WORKERS synthesis workers, 1), so that its s/proof
-# stands beside the bench's; unlike the bench it reads the synthetic parameters from a
-# file, made once in WORK (about 47 GB at 32 GiB). The benchmark's jobs complete without
-# a proof.
+# budget 120GiB, register_host_memory, malloc on huge pages; the daemon's own synthesis
+# workers, or WORKERS), so that its s/proof and memory stand beside the bench's; unlike
+# the bench it reads the synthetic parameters from a file, made once in WORK (about 47 GB
+# at 32 GiB). The benchmark's jobs complete without a proof. Its JSON status (memory
+# budget, parameters, kept host memory) is saved after each step, from loopback.
 #
 #   WORK=/tmp/p32d OUT=$OUT .device-bundle/porep32-daemon.sh
 #
@@ -43,11 +43,11 @@ lookahead = 1
 budget = "${BUDGET:-120GiB}"
 [daemon]
 listen = "unix://$socket"
-status_listen = ""
+status_listen = "127.0.0.1:${STATUS_PORT:-9821}"
 state_dir = "$run/state"
-synthesis_workers = ${WORKERS:-1}
 synthetic_benchmarks = true
 EOF
+    if [[ -n "${WORKERS:-}" ]]; then sed -i "/^\[daemon\]/a synthesis_workers = $WORKERS" "$config"; fi
     if [[ "${BACKEND:-cuda}" == cuda ]]; then printf '[backend.options]\nregister_host_memory = true\n' >>"$config"; fi
     "$bundle/porep32-inputs.sh" "$work" "$size" params
     "$bh" --config "$config" fil request "synthetic-porep:$size" --input "$work/c1-$size.json" --out "$run/request.json"
@@ -71,11 +71,17 @@ EOF
         sleep 1
     done
     client() { "$bh" client --addr "unix://$socket" "$@"; }
+    status_json() {
+        python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+            "http://127.0.0.1:${STATUS_PORT:-9821}/status" >"$run/status-$1.json" || log "no JSON status"
+    }
     log "one job (pce records its cache)"
     client prove --requests "$run/request.json" --request-id first | tee "$run/first.txt"
+    status_json first
     log "${COUNT:-4} jobs at once"
     client prove --requests "$run/requests.json" --request-id sustained | tee "$run/sustained.txt"
     client status >"$run/status.txt"
+    status_json sustained
     # Each job's total is from its submission, and all were submitted together: the jobs
     # after the first to end took (last - first) / (COUNT - 1) each.
     sed -n 's/.*total \([0-9]*\) ms.*/\1/p' "$run/sustained.txt" | sort -n | awk '

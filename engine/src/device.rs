@@ -142,12 +142,14 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Opens the backend on every device of `[backend] devices` (without it: `[backend]
 /// device` if set, else every device the backend describes, else device 0). A device that
 /// fails to open is kept, marked down; if every one fails, the first error is returned.
-/// Each device's pool keeps up to `kept` assignments, charged to `budget` while free.
+/// Each device's pool keeps an assignment for each partition that may be in synthesis or
+/// waiting for a device with `workers` synthesis workers (`Shared::may_start`) and one for
+/// each device, charged to `budget` while free.
 pub(crate) fn open_all(
     config: &Config,
     plugin_dir: &Path,
     budget: &Arc<Budget>,
-    kept: usize,
+    workers: usize,
 ) -> anyhow::Result<Vec<Arc<Device>>> {
     let indices = match (&config.backend.devices, config.backend.device) {
         (Some(indices), _) if !indices.is_empty() => indices.clone(),
@@ -164,6 +166,7 @@ pub(crate) fn open_all(
             }
         }
     };
+    let kept = workers.max(config.pipeline.lookahead * indices.len()) + indices.len();
     let mut devices = Vec::new();
     for (ordinal, index) in indices.into_iter().enumerate() {
         let backend = OpenedBackend::open(config, plugin_dir, index).map_err(|e| format!("{e:#}"));

@@ -247,10 +247,7 @@ impl Engine {
         let (strategy, strategy_name) = open_strategy(config, plugin_dir)?;
         let budget = Budget::new(budget_bytes(config)?);
         let workers = config.daemon.synthesis_workers.max(1);
-        // A device's kept assignments: one for each partition that may be in synthesis,
-        // waiting for it, or on it.
-        let kept = workers + config.pipeline.lookahead + 1;
-        let devices = device::open_all(config, plugin_dir, &budget, kept)?;
+        let devices = device::open_all(config, plugin_dir, &budget, workers)?;
         let state_dir = &config.daemon.state_dir;
         let (journal, recovered, damaged) = Journal::open(state_dir, config.daemon.keep_results)
             .with_context(|| format!("opening the journal in [daemon] state_dir {}", state_dir.display()))?;
@@ -295,7 +292,7 @@ impl Engine {
             submitting: Mutex::new(()),
             metrics: Metrics::new(),
             strategy,
-            ahead: workers + config.pipeline.lookahead * devices.len(),
+            ahead: config.pipeline.lookahead * devices.len(),
             workers,
             devices,
             plugin_dir: plugin_dir.to_path_buf(),

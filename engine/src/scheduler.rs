@@ -288,10 +288,10 @@ pub(crate) struct Shared {
     pub(crate) devices: Vec<Arc<Device>>,
     /// Where plugins are found, to reopen a device's backend.
     pub(crate) plugin_dir: PathBuf,
-    /// Partitions that may be in synthesis or synthesized and waiting, at most, counting
-    /// those of the same or higher rank: a partition that outranks everything in flight
-    /// starts at once on an idle worker (synthesis workers, plus `lookahead` waiting per
-    /// device).
+    /// `[pipeline] lookahead` per device: partitions that may be in synthesis or
+    /// synthesized and waiting beside those proving, counting those of the same or higher
+    /// rank (so a partition that outranks everything in flight starts at once on an idle
+    /// worker), unless more workers are free to take them: see [`Shared::may_start`].
     pub(crate) ahead: usize,
     /// Synthesis workers.
     pub(crate) workers: usize,
@@ -539,6 +539,17 @@ impl Shared {
         self.work.notify_all();
     }
 
+    /// Whether a free worker may take `first` now. With two workers or more, NORMAL and LOW
+    /// work leaves one free, so that a WinningPoSt or WindowPoSt never waits for a
+    /// synthesis. Of the rest, as many may be in synthesis or synthesized and waiting as
+    /// `lookahead` per device allows, or as there are workers for `first`'s rank if that is
+    /// more: the bench's lookahead, with the daemon's workers all used.
+    fn may_start(&self, state: &State, first: &TaskKey) -> bool {
+        let keep_one = self.workers >= 2 && first.rank.0 < Priority::High;
+        let workers = self.workers - usize::from(keep_one);
+        state.synthesizing.len() < workers && state.in_flight_at_or_above(first) < workers.max(self.ahead)
+    }
+
     /// Synthesis worker `n`: takes the highest-ranked partition it may, until the engine
     /// stops.
     pub(crate) fn synthesis_worker(&self, n: usize) {
@@ -551,14 +562,8 @@ impl Shared {
                         return;
                     }
                     state.age_low(self.config.daemon.low_priority_aging);
-                    if let Some(first) = state.pending.first() {
-                        // With two workers or more, NORMAL and LOW work leaves one free, so
-                        // that a WinningPoSt or WindowPoSt never waits for a synthesis.
-                        let keep_one = self.workers >= 2 && first.rank.0 < Priority::High;
-                        let worker_free = state.synthesizing.len() + usize::from(keep_one) < self.workers;
-                        if worker_free && state.in_flight_at_or_above(first) < self.ahead {
-                            break state.pending.pop_first().expect("looked at above");
-                        }
+                    if state.pending.first().is_some_and(|first| self.may_start(&state, first)) {
+                        break state.pending.pop_first().expect("looked at above");
                     }
                     state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
                 };
