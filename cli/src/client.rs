@@ -256,13 +256,19 @@ fn print_status(status: &pb::GetStatusResponse) {
             format!("proving {} ({})", gpu.current_job_id, gpu.current_proof_kind)
         };
         println!(
-            "device {}: {}, {} MiB, {} MiB free; {job}",
+            "device {}: {}, {} MiB, {} MiB free; {job}; {} MiB of host memory kept",
             gpu.ordinal,
             gpu.name,
             gpu.vram_total_bytes >> 20,
-            gpu.vram_free_bytes >> 20
+            gpu.vram_free_bytes >> 20,
+            gpu.kept_host_bytes >> 20
         );
     }
+    println!(
+        "memory budget: {} MiB reserved of {} MiB",
+        status.pinned_memory_bytes >> 20,
+        status.pinned_memory_limit_bytes >> 20
+    );
     for set in &status.loaded_srs {
         println!("parameters {}: {} MiB, {} in use", set.circuit_id, set.size_bytes >> 20, set.ref_count);
     }

@@ -186,6 +186,7 @@ fn status_response(status: EngineStatus) -> pb::GetStatusResponse {
                 vram_free_bytes: device.memory_free_bytes,
                 current_job_id: device.current_job.unwrap_or_default(),
                 current_proof_kind: device.current_kind.map(|k| k.name().to_string()).unwrap_or_default(),
+                kept_host_bytes: device.kept_host_bytes,
             })
             .collect(),
         loaded_srs: status
@@ -211,7 +212,7 @@ fn status_response(status: EngineStatus) -> pb::GetStatusResponse {
         total_proofs_completed: status.completed,
         total_proofs_failed: status.failed,
         uptime_seconds: status.uptime_seconds,
-        // Bellhop pins no memory: these carry its memory budget, reserved and limit.
+        // Its memory budget, reserved (page-locked kept assignments among it) and limit.
         pinned_memory_bytes: status.memory.reserved_bytes,
         pinned_memory_limit_bytes: status.memory.budget_bytes,
         running_jobs: status

@@ -157,12 +157,27 @@ async fn post_proofs_verify(addr: &str) {
     assert!(status.loaded_srs.iter().all(|s| s.size_bytes > 0));
     let device = &status.gpus[0];
     assert!(status.gpus.len() == 1 && device.vram_free_bytes > 0 && device.vram_free_bytes <= device.vram_total_bytes);
+    assert_eq!(device.kept_host_bytes, 0, "the CPU backend keeps no host memory");
+    assert!(status.pinned_memory_bytes >= status.loaded_srs.iter().map(|s| s.size_bytes).sum::<u64>());
+}
+
+/// `bellhop client status` through `addr`, as an operator reads it.
+fn client_status_text(addr: &str) -> String {
+    let ran = std::process::Command::new(build_dir().join("bellhop"))
+        .args(["client", "--addr", addr, "status"])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    String::from_utf8(ran.stdout).unwrap()
 }
 
 #[test]
 fn post_proofs_over_tcp_and_a_unix_socket_are_accepted_by_filecoin_proofs() {
     let tcp = daemon("tcp", "127.0.0.1:0", "");
     runtime().block_on(post_proofs_verify(&tcp.addr));
+    let text = client_status_text(&tcp.addr);
+    assert!(text.contains("proofs completed 3") && text.contains("0 MiB of host memory kept"), "{text}");
+    assert!(text.contains("memory budget: ") && text.contains(" MiB reserved of "), "{text}");
     let socket = fixture().dir.join("bellhop.sock");
     let unix = daemon("unix", &format!("unix://{}", socket.display()), "");
     assert!(unix.addr.starts_with("unix://"));
