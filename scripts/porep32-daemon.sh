@@ -14,9 +14,9 @@
 #
 # It runs in a session of its own that outlives a call; called again with the same WORK it
 # only waits, up to WAIT seconds (560), then copies what there is to OUT as one archive.
-# SIZE (32GiB), BACKEND (cuda), COUNT, BUDGET, WORKERS; SIZE=2KiB BACKEND=cpu checks it
-# anywhere. On a machine with two GPUs the daemon proves on both (`[backend] devices`
-# left out: every GPU).
+# SIZE (32GiB), BACKEND (cuda), COUNT, BUDGET, WORKERS, STATUS_PORT (9821, on 127.0.0.1);
+# SIZE=2KiB BACKEND=cpu checks it anywhere. On a machine with two GPUs the daemon proves
+# on both (`[backend] devices` left out: every GPU).
 set -euo pipefail
 bundle="$(cd "$(dirname "$0")" && pwd)"
 bh="$bundle/bellhop"
