@@ -139,19 +139,10 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Opens the backend on every device of `[backend] devices` (without it: `[backend]
-/// device` if set, else every device the backend describes, else device 0). A device that
-/// fails to open is kept, marked down; if every one fails, the first error is returned.
-/// Each device's pool keeps an assignment for each partition that may be in synthesis or
-/// waiting for a device with `workers` synthesis workers (`Shared::may_start`) and one for
-/// each device, charged to `budget` while free.
-pub(crate) fn open_all(
-    config: &Config,
-    plugin_dir: &Path,
-    budget: &Arc<Budget>,
-    workers: usize,
-) -> anyhow::Result<Vec<Arc<Device>>> {
-    let indices = match (&config.backend.devices, config.backend.device) {
+/// The devices to prove on: `[backend] devices`, else `[backend] device` if set, else every
+/// device the backend describes, else device 0.
+pub(crate) fn indices(config: &Config, plugin_dir: &Path) -> anyhow::Result<Vec<u32>> {
+    Ok(match (&config.backend.devices, config.backend.device) {
         (Some(indices), _) if !indices.is_empty() => indices.clone(),
         (Some(_), _) => anyhow::bail!("[backend] devices is empty: list at least one device, or leave it out"),
         (None, Some(device)) => vec![device],
@@ -165,10 +156,21 @@ pub(crate) fn open_all(
                 described
             }
         }
-    };
-    let kept = workers.max(config.pipeline.lookahead * indices.len()) + indices.len();
+    })
+}
+
+/// Opens the backend on each of `indices` (from [`indices`]). A device that fails to open
+/// is kept, marked down; if every one fails, the first error is returned. Each device's
+/// pool keeps up to `kept` assignments, charged to `budget` while free.
+pub(crate) fn open_all(
+    config: &Config,
+    plugin_dir: &Path,
+    indices: &[u32],
+    budget: &Arc<Budget>,
+    kept: usize,
+) -> anyhow::Result<Vec<Arc<Device>>> {
     let mut devices = Vec::new();
-    for (ordinal, index) in indices.into_iter().enumerate() {
+    for (ordinal, &index) in indices.iter().enumerate() {
         let backend = OpenedBackend::open(config, plugin_dir, index).map_err(|e| format!("{e:#}"));
         let (name, backend_name, memory_bytes) = match &backend {
             Ok(b) => (

@@ -247,7 +247,11 @@ impl Engine {
         let (strategy, strategy_name) = open_strategy(config, plugin_dir)?;
         let budget = Budget::new(budget_bytes(config)?);
         let workers = config.daemon.synthesis_workers.max(1);
-        let devices = device::open_all(config, plugin_dir, &budget, workers)?;
+        let indices = device::indices(config, plugin_dir)?;
+        let ahead = config.pipeline.lookahead * indices.len();
+        // A pool keeps an assignment for each partition that may be in synthesis or
+        // waiting for a device (`Shared::may_start`), and one for each device.
+        let devices = device::open_all(config, plugin_dir, &indices, &budget, workers.max(ahead) + indices.len())?;
         let state_dir = &config.daemon.state_dir;
         let (journal, recovered, damaged) = Journal::open(state_dir, config.daemon.keep_results)
             .with_context(|| format!("opening the journal in [daemon] state_dir {}", state_dir.display()))?;
@@ -292,7 +296,7 @@ impl Engine {
             submitting: Mutex::new(()),
             metrics: Metrics::new(),
             strategy,
-            ahead: config.pipeline.lookahead * devices.len(),
+            ahead,
             workers,
             devices,
             plugin_dir: plugin_dir.to_path_buf(),
@@ -591,8 +595,10 @@ impl Engine {
         self.shared.check_params(circuit)?;
         // An operator's call, ranked with NORMAL work that came before it.
         let rank = (Reverse(Priority::Normal), u64::MAX);
-        let (lease, took, _) =
-            self.shared.acquire_params(circuit, false, rank, &mut None).map_err(Refused::BadParams)?;
+        let (lease, took, _) = self
+            .shared
+            .acquire_params(circuit, false, rank, &mut None)
+            .map_err(|e| Refused::BadParams(e.to_string()))?;
         if took.is_some() {
             self.shared.metrics.params_loaded(&circuit.to_string());
         }

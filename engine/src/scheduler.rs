@@ -20,13 +20,25 @@ use bellhop_plugin_sdk::strategy::{Assignment, Job, Strategy};
 use tokio::sync::watch;
 
 use crate::{
-    budget::{Budget, Rank, Reservation},
+    budget::{Budget, NoRoom, Rank, Reservation},
     device::{Device, Fault, Pooled, Released},
     journal::SharedJournal,
     metrics::Metrics,
     params::{Dropped, Lease, ParamCache},
     JobKind, Outcome, Priority, Refused, Timings,
 };
+
+/// Why [`Shared::acquire_params`] acquired nothing.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AcquireError {
+    /// Asked holding lent buffers, which never waits: there is no room now. Asked again
+    /// holding none, it waits for room.
+    #[error("no room now")]
+    NoRoomNow,
+    /// Anything else: why, for the job's error.
+    #[error("{0}")]
+    Failed(String),
+}
 
 /// A partition's place in the queues: highest priority first, then the older job, then
 /// the lower partition. Its job is the one of sequence `seq`: ids may name several jobs
@@ -412,13 +424,16 @@ impl Shared {
         circuit: &CircuitSpec,
         rank: Rank,
         wait: bool,
-    ) -> Result<Reservation, String> {
+    ) -> Result<Reservation, AcquireError> {
         let make_room = || wait && self.make_room(circuit);
         let give_up = || match wait {
             true => self.lock().stopping.then(|| "the engine is stopping".to_string()),
-            false => Some("no room now".to_string()),
+            false => Some(AcquireError::NoRoomNow.to_string()),
         };
-        self.budget.reserve(need, rank, make_room, give_up).map_err(|e| e.to_string())
+        self.budget.reserve(need, rank, make_room, give_up).map_err(|e| match e {
+            NoRoom::GaveUp(_) if !wait => AcquireError::NoRoomNow,
+            e => AcquireError::Failed(e.to_string()),
+        })
     }
 
     /// Frees memory for work on `circuit`: kept assignments first (page-locked again on
@@ -464,18 +479,19 @@ impl Shared {
         partition: bool,
         rank: Rank,
         held: &mut Option<Reservation>,
-    ) -> Result<(Lease, Option<Duration>, Option<Reservation>), String> {
-        let shape = self.params.shape(circuit).map_err(|e| format!("its parameters: {e}"))?;
+    ) -> Result<(Lease, Option<Duration>, Option<Reservation>), AcquireError> {
+        let failed = |e: String| AcquireError::Failed(format!("its parameters: {e}"));
+        let shape = self.params.shape(circuit).map_err(failed)?;
         let wait = held.is_none();
         let held_bytes = held.as_ref().map_or(0, Reservation::bytes);
         let partition_bytes = if partition { self.params.partition_bytes(circuit, &shape) } else { 0 };
         let set_bytes = shape.resident_bytes();
         let limit = self.budget.limit();
         if partition_bytes + set_bytes > limit && !self.params.is_resident(circuit) {
-            return Err(format!(
+            return Err(AcquireError::Failed(format!(
                 "a partition of {circuit} takes {partition_bytes} bytes and its parameters {set_bytes}, more than the \
                  [memory] budget of {limit} bytes; raise the budget"
-            ));
+            )));
         }
         // The set's share only while it is not resident: it may become so while this waits.
         let wanted = partition_bytes.saturating_sub(held_bytes);
@@ -483,13 +499,17 @@ impl Shared {
         let mut reservation = self.reserve(need, circuit, rank, wait)?;
         let mut set = Some(reservation.split(reservation.bytes() - wanted));
         // If another worker evicted the set in between, its memory is reserved here anew.
+        let mut no_room = false;
         let (lease, loaded) = self
             .params
             .acquire(circuit, |bytes| match set.take().filter(|set| set.bytes() >= bytes) {
                 Some(reserved) => Ok(reserved),
-                None => self.reserve(|| bytes, circuit, rank, wait),
+                None => self.reserve(|| bytes, circuit, rank, wait).map_err(|e| {
+                    no_room = matches!(e, AcquireError::NoRoomNow);
+                    e.to_string()
+                }),
             })
-            .map_err(|e| format!("its parameters: {e}"))?;
+            .map_err(|e| if no_room { AcquireError::NoRoomNow } else { failed(e) })?;
         if let Some(held) = held.take() {
             reservation.join(held);
         }
@@ -631,7 +651,7 @@ impl Shared {
             };
         let rank = (key.rank, key.seq);
         let acquired = match self.acquire_params(circuit, true, rank, &mut held) {
-            Err(_) if lent.is_some() => {
+            Err(AcquireError::NoRoomNow) => {
                 drop(lent.take());
                 if let Some(device) = keeper.take() {
                     device.charge_pooled();
@@ -641,7 +661,7 @@ impl Shared {
             }
             acquired => acquired,
         };
-        let (lease, loaded, reservation) = acquired?;
+        let (lease, loaded, reservation) = acquired.map_err(|e| e.to_string())?;
         let mut reservation = reservation.expect("a partition's memory was asked for");
         if loaded.is_some() {
             self.metrics.params_loaded(&circuit.to_string());
