@@ -46,7 +46,7 @@ case "${CUZK:-bench}" in
     daemon) PARTS="bench daemon" scripts/cuzk-peer.sh | xargs -I{} cp {} .device-bundle/ ;;
     *) cp "$(scripts/cuzk-peer.sh)" .device-bundle/cuzk-bench ;;
 esac
-cp scripts/gpu-bench.sh scripts/porep32-sim.sh scripts/porep32-budgets.sh scripts/porep32-daemon.sh scripts/porep32-cuzk.sh scripts/porep32-inputs.sh scripts/porep32-lease.sh scripts/streamed-bases.sh scripts/cold-start.sh scripts/lookahead-bench.sh scripts/filecoin-e2e.sh scripts/daemon-e2e.sh scripts/engines-bench.sh scripts/cuzk-bench-args.py .device-bundle/
+cp scripts/gpu-bench.sh scripts/porep32-sim.sh scripts/porep32-budgets.sh scripts/porep32-daemon.sh scripts/porep32-cuzk.sh scripts/porep32-inputs.sh scripts/porep32-lease.sh scripts/streamed-bases.sh scripts/cold-start.sh scripts/lookahead-bench.sh scripts/filecoin-e2e.sh scripts/porep-identity.sh scripts/daemon-e2e.sh scripts/engines-bench.sh scripts/cuzk-bench-args.py .device-bundle/
 strip .device-bundle/bellhop .device-bundle/*-tests .device-bundle/bellperson-peer-* .device-bundle/cuzk-* 2>/dev/null || true
 # Shared libraries keep their dynamic symbols (the plugin header and root module).
 strip --strip-unneeded .device-bundle/*.so
