@@ -10,8 +10,8 @@
 #   SIZE=2KiB WAIT=3600 scripts/porep-identity.sh     # here: release build, CPU backend (about 11 min on 2 cores)
 #   WORK=/tmp/id OUT=$OUT SIZE=512MiB BACKEND=cuda .device-bundle/porep-identity.sh   # the GPU machine
 #
-# It runs in a session of its own that outlives a call, in WORK (default: a new temporary
-# directory); called again with the same WORK it only waits. Each call waits up to WAIT
+# It runs in a session of its own that outlives a call, in WORK/SIZE (WORK: default a new
+# temporary directory); called again with the same WORK and SIZE it only waits. Each call waits up to WAIT
 # seconds (560), prints the log and copies it to OUT (porep-identity-SIZE.txt), and exits
 # with the run's status once it has ended (2 while it still runs). A step whose output is
 # there already is skipped, so a WORK kept from an earlier run reuses its sector and
@@ -24,27 +24,29 @@ work="${WORK:-$(mktemp -d)}"
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
 export WORK="$work"
-log="$work/porep-identity-$size.txt"
+run="$work/$size"
+mkdir -p "$run"
+log="$run/porep-identity-$size.txt"
 
 if [[ "${1:-}" == --session ]]; then
     bh="$2"
     circuit="porep:$size"
-    sector="$work/sector-$size"
-    params="$work/params"
+    sector="$run/sector"
+    params="$run/params"
     mkdir -p "$params"
     step() { echo "== $(date -u +%H:%M:%S) $*"; }
     config() { # config NAME STRATEGY: NAME.toml proving with STRATEGY on BACKEND
         printf '[params]\ndir = "%s"\n[backend]\nplugin = "%s"\n[synthesis]\nstrategy = "%s"\n' \
-            "$params" "${BACKEND:-cpu}" "$2" >"$work/$1.toml"
-        [[ "$2" == pce ]] && printf '[synthesis.options]\ncache_dir = "%s"\n' "$work/pce" >>"$work/$1.toml"
-        echo "$work/$1.toml"
+            "$params" "${BACKEND:-cpu}" "$2" >"$run/$1.toml"
+        [[ "$2" == pce ]] && printf '[synthesis.options]\ncache_dir = "%s"\n' "$run/pce" >>"$run/$1.toml"
+        echo "$run/$1.toml"
     }
     base="$(config base baseline)"
     pce="$(config pce pce)"
     step "$circuit: $(nproc) cores, backend ${BACKEND:-cpu}, $bh"
     if ! compgen -G "$params/v28-stacked-proof-of-replication-*.vk" >/dev/null; then
         step "params gen $circuit, beside the seal"
-        "$bh" --config "$base" params gen "$circuit" --dir "$params" >"$work/params-gen.log" 2>&1 &
+        "$bh" --config "$base" params gen "$circuit" --dir "$params" >"$run/params-gen.log" 2>&1 &
         gen=$!
     fi
     if [[ ! -f "$sector/sector.json" ]]; then
@@ -52,34 +54,34 @@ if [[ "${1:-}" == --session ]]; then
         "$bh" --config "$base" fil seal "$sector" --sector-size "$size" --seed 1
     fi
     if [[ -n "${gen:-}" ]]; then
-        wait "$gen" || { cat "$work/params-gen.log"; exit 1; }
-        cat "$work/params-gen.log"
+        wait "$gen" || { cat "$run/params-gen.log"; exit 1; }
+        cat "$run/params-gen.log"
     fi
     prove() { # prove CONFIG OUT
         step "prove $circuit with $(basename "$1" .toml) -> $(basename "$2")"
         "$bh" --config "$1" prove "$circuit" --input "$sector/c1.json" --out "$2" --insecure-blinding-seed 5
     }
-    rm -rf "$work/pce"
-    prove "$pce" "$work/pce-recording.proof"
-    prove "$pce" "$work/pce-replaying.proof"
-    prove "$base" "$work/baseline.proof"
+    rm -rf "$run/pce"
+    prove "$pce" "$run/pce-recording.proof"
+    prove "$pce" "$run/pce-replaying.proof"
+    prove "$base" "$run/baseline.proof"
     status=0
     for proof in pce-recording pce-replaying; do
-        if cmp "$work/$proof.proof" "$work/baseline.proof"; then
-            echo "$proof.proof: IDENTICAL to baseline.proof ($(stat -c %s "$work/baseline.proof") bytes)"
+        if cmp "$run/$proof.proof" "$run/baseline.proof"; then
+            echo "$proof.proof: IDENTICAL to baseline.proof ($(stat -c %s "$run/baseline.proof") bytes)"
         else
             echo "$proof.proof: DIFFERS from baseline.proof"
             status=1
         fi
     done
     step "fil verify"
-    "$bh" --config "$pce" fil verify "$circuit" --input "$sector/c1.json" --proof "$work/pce-replaying.proof" \
+    "$bh" --config "$pce" fil verify "$circuit" --input "$sector/c1.json" --proof "$run/pce-replaying.proof" \
         --sector "$sector" || status=1
     step "ended with status $status"
     exit "$status"
 fi
 
-if [[ ! -f "$work/started" ]]; then
+if [[ ! -f "$run/started" ]]; then
     if [[ -n "${BELLHOP:-}" ]]; then
         bh="$(realpath "$BELLHOP")"
     elif [[ -x "$here/bellhop" ]]; then
@@ -89,14 +91,14 @@ if [[ ! -f "$work/started" ]]; then
         (cd "$here/.." && cargo build --release --locked -p bellhop -p bellhop-strategy-pce)
         bh="$(cd "$here/.." && pwd)/target/release/bellhop"
     fi
-    touch "$work/started"
-    setsid bash -c "'$here/porep-identity.sh' --session '$bh' >'$log' 2>&1; echo \$? >'$work/status'" </dev/null &
-    echo "porep-identity $size: started in $work"
+    touch "$run/started"
+    setsid bash -c "'$here/porep-identity.sh' --session '$bh' >'$log' 2>&1; echo \$? >'$run/status'" </dev/null &
+    echo "porep-identity $size: started in $run"
 fi
 deadline=$((SECONDS + ${WAIT:-560}))
-while [[ ! -f "$work/status" && $SECONDS -lt $deadline ]]; do sleep 5; done
+while [[ ! -f "$run/status" && $SECONDS -lt $deadline ]]; do sleep 5; done
 cat "$log"
 [[ -n "${OUT:-}" ]] && mkdir -p "$OUT" && cp "$log" "$OUT/"
-if [[ -f "$work/status" ]]; then exit "$(cat "$work/status")"; fi
+if [[ -f "$run/status" ]]; then exit "$(cat "$run/status")"; fi
 echo "== still running: call again with WORK=$work"
 exit 2
