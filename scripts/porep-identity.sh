@@ -8,7 +8,7 @@
 # native witness's (`bellhop fil verify`).
 #
 #   SIZE=2KiB WAIT=3600 scripts/porep-identity.sh     # here: release build, CPU backend (about 11 min on 2 cores)
-#   WORK=/tmp/id OUT=$OUT SIZE=512MiB BACKEND=cuda .device-bundle/porep-identity.sh   # the GPU machine
+#   WORK=/tmp/id OUT=$OUT SIZE=512MiB BACKEND=cuda .device-bundle/porep-identity.sh   # the GPU machine (about 5 min)
 #
 # It runs in a session of its own that outlives a call, in WORK/SIZE (WORK: default a new
 # temporary directory); called again with the same WORK and SIZE it only waits. Each call waits up to WAIT
