@@ -92,6 +92,7 @@ if [[ ! -f "$run/started" ]]; then
         bh="$(cd "$here/.." && pwd)/target/release/bellhop"
     fi
     touch "$run/started"
+    : >"$log" # there for the `cat` below even when WAIT=0 returns before the session starts
     setsid bash -c "'$here/porep-identity.sh' --session '$bh' >'$log' 2>&1; echo \$? >'$run/status'" </dev/null &
     echo "porep-identity $size: started in $run"
 fi
