@@ -1,18 +1,20 @@
-//! `bellhop bench`: N proofs after warm-up, with the median and spread of every phase.
+//! `bellhop bench`: N proofs after warm-up on the daemon's engine in process, with the median and
+//! spread of every phase.
 
 use std::{process::ExitCode, sync::Arc, time::Instant};
 
 use anyhow::{bail, Result};
-use bellhop_plugin_sdk::strategy::Job;
+use bellhop_engine::{Engine, JobRequest, Outcome, Submitted, Waited};
 use serde_json::json;
 
-use super::{Context, Proving};
+use super::Context;
 use bellhop_host::{
     config::parse_size,
     memory,
     params::Shape,
     phases::{PhaseTable, PHASES},
-    pipeline::{self, Workload},
+    pipeline::{Randomness, Workload},
+    session::load_params,
     stats::Summary,
     synthetic_params,
 };
@@ -54,64 +56,82 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     // The input before the parameters, which may take a minute and most of the memory.
     let workload = Workload::read(args.circuit.parse()?, args.input.as_deref())?;
     let (spec, partitions) = (workload.spec, workload.partitions);
-    let Proving { spec, session, srs, mut options } = if args.synthetic_params {
+    let srs = if args.synthetic_params {
         if !spec.benchmark_only() {
             bail!("--synthetic-params is for synthetic-porep circuits; {spec} is proved with real parameters");
         }
-        context.proving_with(spec, |spec| {
-            let start = Instant::now();
-            let srs = synthetic_params::in_memory(&spec.shape()?.into(), 1, spec);
-            eprintln!("made synthetic parameters for {spec} in memory in {:.1} s", start.elapsed().as_secs_f64());
-            Ok(Arc::new(srs))
-        })?
+        let start = Instant::now();
+        let srs = synthetic_params::in_memory(&spec.shape()?.into(), 1, &spec);
+        eprintln!("made synthetic parameters for {spec} in memory in {:.1} s", start.elapsed().as_secs_f64());
+        Arc::new(srs)
     } else {
-        context.proving(&args.circuit, args.params.as_deref())?
+        load_params(&context.config, &spec, args.params.as_deref())?
     };
+    let lookahead = context.config.pipeline.lookahead;
     let batch = match args.budget {
-        Some(budget) => batch_within(&srs.shape(), budget, options.lookahead)?,
+        Some(budget) => batch_within(&srs.shape(), budget, lookahead)?,
         None => args.batch.max(1),
     };
-    if spec.benchmark_only() && options.verify {
+    if spec.benchmark_only() && context.config.pipeline.verify {
         eprintln!("{spec}: proofs of a synthetic input prove nothing, so they are not verified (nor kept)");
-        options.verify = false;
     }
     let total = args.warmup + args.runs;
-    let jobs: Vec<Job> = (0..total * partitions).map(|n| workload.job(n)).collect();
-    let bar = indicatif::ProgressBar::new((total * partitions) as u64);
-    bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} partitions, {elapsed}")?);
-    bar.set_message(format!("bench {spec} on {}", session.backend.name));
+    // The daemon's engine, in process: a job per proof, each of every partition of the
+    // input (a catalog circuit's proof is a job of one partition).
+    let mut config = context.config.clone();
+    config.pipeline.batch = batch;
+    config.daemon.synthetic_benchmarks = spec.benchmark_only();
+    config.daemon.max_queued = config.daemon.max_queued.max(total);
+    config.daemon.max_queued_bytes = u64::MAX;
+    let engine = Engine::in_process(&config, &context.plugin_dir, Randomness::Os)?;
+    engine.provide_params(&spec, Arc::clone(&srs));
+    // The backend keeps the bases before the measured proofs, as the daemon's preload does.
+    engine.preload(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let status = engine.status();
+    let backend = status.devices.first().map_or_else(String::new, |d| d.backend.clone());
+    let request = JobRequest {
+        request_id: None,
+        circuit: spec,
+        input: workload.input.clone(),
+        partitions,
+        prepared: workload.prepared.clone(),
+        aggregation: None,
+        priority: None,
+    };
+    let bar = indicatif::ProgressBar::new(total as u64);
+    bar.set_style(indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} proofs, {elapsed}")?);
+    bar.set_message(format!("bench {spec} on {backend}"));
     // Reading and uploading the parameters peaks apart from proving: both are reported.
     let loading_peak_rss = memory::peak_rss();
     let reset = memory::reset_peak_rss();
-    // When the last warm-up proof was done: from there, the pipeline is in its steady state.
-    let warm = std::sync::Mutex::new(None);
     let start = Instant::now();
-    pipeline::run(
-        &session.backend,
-        session.strategy.as_ref(),
-        &srs,
-        // Warm-up and measured proofs in batches of their own, so that none is both.
-        jobs[..args.warmup * partitions]
-            .chunks(batch)
-            .chain(jobs[args.warmup * partitions..].chunks(batch))
-            .map(<[Job]>::to_vec)
-            .collect(),
-        &options,
-        &|proved| {
-            if proved.index + 1 == args.warmup * partitions {
-                *warm.lock().expect("not poisoned") = Some(Instant::now());
-            }
-            bar.inc(1);
-            if bar.is_hidden() {
-                eprintln!("partition {} proved after {:.1} s", proved.index, start.elapsed().as_secs_f64());
-            }
-        },
-    )?;
+    let submitted: Vec<Submitted> = (0..total)
+        .map(|_| engine.submit(request.clone()).map_err(|e| anyhow::anyhow!("{e}")))
+        .collect::<Result<_>>()?;
+    // When the last warm-up proof was done: from there, the engine is in its steady state.
+    let mut warm = start;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    for (n, job) in submitted.iter().enumerate() {
+        match runtime.block_on(engine.wait_for(job, None))? {
+            Waited::Done(Outcome::Completed { .. } | Outcome::Benchmarked { .. }) => {}
+            Waited::Done(Outcome::Failed(why)) => bail!("proof {n} failed: {why}"),
+            Waited::Done(other) => bail!("proof {n} ended {}", other.name()),
+            Waited::Timeout => unreachable!("waited without a timeout"),
+        }
+        if n + 1 == args.warmup {
+            warm = Instant::now();
+        }
+        bar.inc(1);
+        if bar.is_hidden() {
+            eprintln!("proof {n} proved after {:.1} s", start.elapsed().as_secs_f64());
+        }
+    }
     let end = Instant::now();
+    // Stopped, so that the last proof's buffers are freed (and that phase recorded).
+    drop(engine);
     let wall = (end - start).as_secs_f64();
     // Throughput: synthesis of the next proof overlaps proving of this one (lookahead), so
     // this is below the sum of a proof's phases, which is its latency.
-    let warm = warm.into_inner().expect("not poisoned").unwrap_or(start);
     let steady = (end - warm).as_secs_f64() / args.runs.max(1) as f64;
     bar.finish_and_clear();
     let table = PhaseTable::from_records(&context.phases.take(), total * partitions);
@@ -140,8 +160,8 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "circuit": spec.to_string(), "backend": session.backend.name, "strategy": session.strategy_name,
-                "partitions": partitions, "batch": batch, "budget_bytes": args.budget, "lookahead": options.lookahead,
+                "circuit": spec.to_string(), "backend": backend, "strategy": status.strategy,
+                "partitions": partitions, "batch": batch, "budget_bytes": args.budget, "lookahead": lookahead,
                 "warmup": args.warmup, "runs": args.runs, "wall_seconds": wall,
                 "seconds_per_proof_after_warmup": steady, "peak_rss_bytes": peak_rss,
                 "loading_peak_rss_bytes": loading_peak_rss,
@@ -151,10 +171,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let of = if partitions > 1 { format!(" of {partitions} partitions each") } else { String::new() };
-    println!(
-        "{spec}: {} runs{of} after {} warm-up on {} with {}",
-        args.runs, args.warmup, session.backend.name, session.strategy_name
-    );
+    println!("{spec}: {} runs{of} after {} warm-up on {} with {}", args.runs, args.warmup, backend, status.strategy);
     let per = if partitions > 1 { "per partition: " } else { "" };
     println!("{per}{:<20} {:>10} {:>10} {:>10} {:>8}", "phase", "median s", "min s", "max s", "spread");
     for (phase, s) in &summaries {

@@ -176,23 +176,8 @@ impl Context {
         Ok(())
     }
 
-    /// Parses `circuit`, opens the configured backend and strategy, and reads the
-    /// circuit's parameters (`params`, else the circuit's file in `[params] dir`).
-    fn proving(&self, circuit: &str, params: Option<&std::path::Path>) -> Result<Proving> {
-        let spec: bellhop_circuits::CircuitSpec = circuit.parse()?;
-        self.proving_with(spec, |spec| bellhop_host::session::load_params(&self.config, spec, params))
-    }
-
-    /// As [`proving`](Self::proving), with the parameters `srs` makes.
-    fn proving_with(
-        &self,
-        spec: bellhop_circuits::CircuitSpec,
-        srs: impl FnOnce(&bellhop_circuits::CircuitSpec) -> Result<std::sync::Arc<bellhop_host::params::Srs>>,
-    ) -> Result<Proving> {
-        Ok(self.proving_while(spec, srs, |_| ())?.0)
-    }
-
-    /// As [`proving_with`](Self::proving_with), with `work` done on the opened strategy
+    /// Opens the configured backend and strategy and reads `spec`'s parameters (`srs`
+    /// makes them), with `work` done on the opened strategy
     /// meanwhile, on its own thread (in the caller's tracing span): a fresh process
     /// synthesizes its first batch while it opens the backend, gets the parameters and lets
     /// the backend keep their bases.

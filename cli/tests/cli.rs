@@ -311,3 +311,48 @@ fn install_puts_binary_plugins_unit_and_config_where_the_unit_finds_them() {
     assert_eq!(std::fs::read_to_string(etc.join("bellhop.toml")).unwrap(), "# the operator's\n");
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// `bench` proves on the daemon's engine in process: warm-up and measured proofs, a row of
+/// phases per measured proof, `--batch` as `[pipeline] batch` (two proofs synthesized in
+/// one call), the seconds per proof after warm-up.
+#[test]
+fn bench_reports_every_measured_proof_and_its_phases() {
+    let dir = std::env::temp_dir().join(format!("bellhop-cli-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let params = dir.join("chain.params");
+    let (ok, out) = bellhop(&["params", "gen", "chain:64", "--out", &path(&params), "--seed", "3", "--force"]);
+    assert!(ok, "{out}");
+    let out = Command::new(env!("CARGO_BIN_EXE_bellhop"))
+        .args([
+            "bench",
+            "chain:64",
+            "--params",
+            &path(&params),
+            "--runs",
+            "4",
+            "--warmup",
+            "2",
+            "--batch",
+            "2",
+            "--json",
+        ])
+        .env_remove("BELLHOP_PLUGIN_DIR")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (report["runs"].as_u64(), report["warmup"].as_u64(), report["batch"].as_u64()),
+        (Some(4), Some(2), Some(2))
+    );
+    let rows = report["per_partition"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "a row per measured proof: {report}");
+    for row in rows {
+        for phase in ["synthesis", "h", "msm_h", "msm_b_g2", "verify"] {
+            assert!(row[phase].as_f64().is_some_and(|s| s > 0.0), "{phase} of {row}");
+        }
+    }
+    assert!(report["seconds_per_proof_after_warmup"].as_f64().is_some_and(|s| s > 0.0), "{report}");
+    assert_eq!(report["strategy"], "baseline (embedded)");
+}

@@ -289,41 +289,47 @@ impl Device {
         self.opened().ok().and_then(|backend| backend.memory())
     }
 
-    /// Proves `assignment` of `circuit` with `srs` and verifies it (if `verify`), on a
-    /// thread of its own: its 192 bytes. The assignment goes to the pool of the device that
-    /// lent its buffers (else this one's) once proved, or back unproved if the thread does
-    /// not start. `held` (the memory the partition holds) is dropped when the backend's
-    /// calls return. Past `timeout` the device is overdue: its call is left running, and
-    /// the device is not probed again until it returns.
+    /// Proves a batch of `assignments` of `circuit` (the first of which is proof number
+    /// `first`, blinded as `randomness` says) with `srs` and verifies them (if `verify`), on a thread of its own: the
+    /// 192 bytes of each proved, in order, and the fault of the first that was not, if one
+    /// was not. The assignments go to the pool of the device that lent their buffers (else
+    /// this one's) once proved, or back unproved if the thread does not start. `held` (the
+    /// memory the batch holds) is dropped when the backend's calls return. Past `timeout`
+    /// the device is overdue: its call is left running, and the device is not probed again
+    /// until it returns.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn prove_within(
         self: &Arc<Self>,
         timeout: Duration,
         circuit: String,
         srs: Arc<Srs>,
-        assignment: Pooled,
+        first: usize,
+        assignments: Vec<Pooled>,
+        randomness: Arc<Randomness>,
         verify: bool,
         held: impl Send + 'static,
-    ) -> Result<Vec<u8>, Fault> {
+    ) -> (Vec<Vec<u8>>, Option<Fault>) {
         let (sender, receiver) = mpsc::channel();
         let device = Arc::clone(self);
         let counted = Call::new(self);
         let span = tracing::Span::current();
         let dispatch = tracing::dispatcher::get_default(Clone::clone);
-        let call = std::thread::Builder::new()
-            .name(format!("bellhop-call-{}", self.ordinal))
-            .spawn(move || {
-                tracing::dispatcher::with_default(&dispatch, || {
-                    let keeper = assignment.keeper(&device);
-                    let proved = span.in_scope(|| device.prove(&circuit, &srs, assignment, &keeper, verify));
-                    // The budget covers what the pool kept before the partition's share goes.
-                    keeper.charge_pooled();
-                    drop((held, counted));
-                    // The worker may have stopped waiting.
-                    let _ = sender.send(proved);
-                })
+        let call = std::thread::Builder::new().name(format!("bellhop-call-{}", self.ordinal)).spawn(move || {
+            tracing::dispatcher::with_default(&dispatch, || {
+                let keeper = assignments.first().map_or_else(|| Arc::clone(&device), |a| a.keeper(&device));
+                let proved =
+                    span.in_scope(|| device.prove(&circuit, &srs, (first, &randomness), assignments, &keeper, verify));
+                // The budget covers what the pool kept before the batch's share goes.
+                keeper.charge_pooled();
+                drop((held, counted));
+                // The worker may have stopped waiting.
+                let _ = sender.send(proved);
             })
-            .map_err(|e| Fault::Device(format!("could not start a thread for its calls: {e}")))?;
+        });
+        let call = match call {
+            Ok(call) => call,
+            Err(e) => return (Vec::new(), Some(Fault::Device(format!("could not start a thread for its calls: {e}")))),
+        };
         match receiver.recv_timeout(timeout) {
             Ok(proved) => {
                 let _ = call.join();
@@ -331,15 +337,16 @@ impl Device {
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 *locked(&self.overdue) = Some(call);
-                Err(Fault::Overdue(format!(
+                let overdue = Fault::Overdue(format!(
                     "its calls took longer than [backend] call_timeout ({}); the device is down until they return \
                      and a probe finds it working (raise call_timeout if proofs this large take longer)",
                     humantime::format_duration(timeout)
-                )))
+                ));
+                (Vec::new(), Some(overdue))
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 let why = call.join().err().map_or_else(|| "no answer".into(), |panic| panic_message(&*panic));
-                Err(Fault::Device(format!("the thread of its calls died: {why}")))
+                (Vec::new(), Some(Fault::Device(format!("the thread of its calls died: {why}"))))
             }
         }
     }
@@ -370,44 +377,53 @@ impl Device {
         reopened.map(drop)
     }
 
-    /// Proves `assignment` of `circuit` with `srs` and verifies it (if `verify`); its
-    /// 192 bytes.
+    /// Proves `assignments` of `circuit` (the first is proof number `first`, blinded as
+    /// `randomness` says) with `srs` and verifies them (if `verify`), in one call where the
+    /// backend proves whole batches: the 192 bytes of each proved, in order, and the fault
+    /// of the first that was not.
     fn prove(
         &self,
         circuit: &str,
         srs: &Arc<Srs>,
-        assignment: Pooled,
+        (first, randomness): (usize, &Randomness),
+        assignments: Vec<Pooled>,
         keeper: &Device,
         verify: bool,
-    ) -> Result<Vec<u8>, Fault> {
-        let backend = self.opened().map_err(Fault::Device)?;
-        let assignment = assignment.take();
+    ) -> (Vec<Vec<u8>>, Option<Fault>) {
+        let backend = match self.opened() {
+            Ok(backend) => backend,
+            Err(why) => return (Vec::new(), Some(Fault::Device(why))),
+        };
+        let count = assignments.len();
+        let synthesized: Vec<(Job, Assignment)> = assignments
+            .into_iter()
+            .map(|pooled| (Job { circuit: circuit.into(), seed: 0, input: Vec::new().into() }, pooled.take()))
+            .collect();
         if let Err(e) = self.keep(srs) {
             tracing::warn!("device {} could not keep the bases of {}: {e:#}", self.ordinal, srs.path.display());
         }
-        let job = Job { circuit: circuit.into(), seed: 0, input: Vec::new().into() };
-        let mut proved = None;
+        let mut proofs = Vec::with_capacity(count);
         // Panics in the verifier are errors of the step; any other is the backend's.
-        catch_unwind(AssertUnwindSafe(|| {
-            let blinding = |index| Randomness::Os.blinding(index);
-            let synthesized = vec![(job, assignment)];
+        let proved = catch_unwind(AssertUnwindSafe(|| {
+            let blinding = |index| randomness.blinding(index);
             // Lent by another device: back to its pool if it still keeps it, else freed.
             let recycler = if std::ptr::eq(keeper, self) {
                 Recycler::over(&backend, &self.dealloc, &self.pool, false)
             } else {
                 Recycler::giving_back(&self.dealloc, &keeper.pool)
             };
-            pipeline::prove_synthesized(&backend, srs, 0, synthesized, blinding, verify, &recycler, &mut |p| {
-                proved = Some(p);
+            pipeline::prove_synthesized(&backend, srs, first, synthesized, blinding, verify, &recycler, &mut |p| {
+                proofs.push(p.proof_bytes());
             })
-        }))
-        .map_err(|panic| Fault::Device(format!("the backend panicked: {}", panic_message(&*panic))))?
-        .map_err(|error| match error {
-            PipelineError::Prove { error, .. } => fault(error),
-            other => Fault::Job(other.to_string()),
-        })?;
-        let proved = proved.ok_or_else(|| Fault::Device("the proving step returned no proof".into()))?;
-        Ok(proved.proof_bytes())
+        }));
+        let fault = match proved {
+            Ok(Ok(())) if proofs.len() == count => None,
+            Ok(Ok(())) => Some(Fault::Device("the proving step returned fewer proofs than it was given".into())),
+            Ok(Err(PipelineError::Prove { error, .. })) => Some(fault(error)),
+            Ok(Err(other)) => Some(Fault::Job(other.to_string())),
+            Err(panic) => Some(Fault::Device(format!("the backend panicked: {}", panic_message(&*panic)))),
+        };
+        (proofs, fault)
     }
 }
 

@@ -32,6 +32,8 @@ use anyhow::Context as _;
 use bellhop_circuits::{CircuitSpec, PreparedInput};
 use bellhop_host::{
     config::{Budget as BudgetConfig, Config},
+    params::Srs,
+    pipeline::Randomness,
     session::open_strategy,
 };
 use serde::Serialize;
@@ -55,6 +57,8 @@ pub struct Engine {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     journal: JournalStatus,
+    /// An engine in process journals here, removed after it.
+    _state_dir: Option<tempfile::TempDir>,
 }
 
 /// What `preload` did.
@@ -82,6 +86,8 @@ pub struct Status {
     pub uptime_seconds: u64,
     /// Whether it takes new jobs (not while shutting down).
     pub accepting: bool,
+    /// The synthesis strategy, with where it was loaded from.
+    pub strategy: String,
     /// Its devices.
     pub devices: Vec<DeviceStatus>,
     /// Resident parameter sets.
@@ -244,14 +250,33 @@ impl Engine {
     /// back (queueing again the jobs it holds that had not ended), and starts `[daemon]
     /// synthesis_workers` synthesis workers and a worker per device that opened.
     pub fn start(config: &Config, plugin_dir: &Path) -> anyhow::Result<Self> {
+        Self::start_with(config, plugin_dir, Randomness::Os)
+    }
+
+    /// The engine of `bellhop prove`, `bench` and `ab`, in this process: the daemon's
+    /// scheduler, budget and device workers, journaling in a temporary directory that goes
+    /// with it, each proof's r and s from `randomness` by its number (the jobs' partitions
+    /// in submission order, from 0).
+    pub fn in_process(config: &Config, plugin_dir: &Path, randomness: Randomness) -> anyhow::Result<Self> {
+        let state_dir = tempfile::tempdir().context("making a temporary directory for the engine's journal")?;
+        let mut config = config.clone();
+        config.daemon.state_dir = state_dir.path().to_path_buf();
+        let mut engine = Self::start_with(&config, plugin_dir, randomness)?;
+        engine._state_dir = Some(state_dir);
+        Ok(engine)
+    }
+
+    fn start_with(config: &Config, plugin_dir: &Path, randomness: Randomness) -> anyhow::Result<Self> {
         let (strategy, strategy_name) = open_strategy(config, plugin_dir)?;
         let budget = Budget::new(budget_bytes(config)?);
         let workers = config.daemon.synthesis_workers.max(1);
         let indices = device::indices(config, plugin_dir)?;
         let ahead = config.pipeline.lookahead * indices.len();
-        // A pool keeps an assignment for each partition that may be in synthesis or
-        // waiting for a device (`Shared::may_start`), and one for each device.
-        let devices = device::open_all(config, plugin_dir, &indices, &budget, workers.max(ahead) + indices.len())?;
+        let batch = config.pipeline.batch;
+        // A pool keeps the assignments of each batch that may be in synthesis or waiting
+        // for a device (`Shared::may_start`), and of one for each device.
+        let kept = (workers.max(ahead) + indices.len()) * batch;
+        let devices = device::open_all(config, plugin_dir, &indices, &budget, kept)?;
         let state_dir = &config.daemon.state_dir;
         let (journal, recovered, damaged) = Journal::open(state_dir, config.daemon.keep_results)
             .with_context(|| format!("opening the journal in [daemon] state_dir {}", state_dir.display()))?;
@@ -263,9 +288,10 @@ impl Engine {
             })
             .collect();
         tracing::info!(
-            "engine: backend {}; strategy {strategy_name}; devices [{}]; {} synthesis workers; memory budget {} MiB; \
+            "engine: backend {}; strategy {}; devices [{}]; {} synthesis workers; memory budget {} MiB; \
              journal {}",
             config.backend.plugin,
+            strategy_name,
             described.join("; "),
             config.daemon.synthesis_workers,
             budget.limit() >> 20,
@@ -276,13 +302,14 @@ impl Engine {
                 accepting: true,
                 stopping: false,
                 next_seq: 0,
+                next_proof: 0,
                 jobs: HashMap::new(),
                 ids: HashMap::new(),
                 requests: HashMap::new(),
                 pending: BTreeSet::new(),
                 synthesizing: BTreeMap::new(),
                 ready: BTreeMap::new(),
-                busy: vec![None; devices.len()],
+                busy: vec![Vec::new(); devices.len()],
                 down: devices.iter().map(|d| d.opened().err()).collect(),
                 marked_down: vec![0; devices.len()],
                 proved: vec![0; devices.len()],
@@ -296,7 +323,10 @@ impl Engine {
             submitting: Mutex::new(()),
             metrics: Metrics::new(),
             strategy,
+            strategy_name,
             ahead,
+            batch,
+            randomness: Arc::new(randomness),
             workers,
             devices,
             plugin_dir: plugin_dir.to_path_buf(),
@@ -334,7 +364,7 @@ impl Engine {
                     .context("starting a device worker")?,
             );
         }
-        Ok(Self { shared, workers: threads, journal })
+        Ok(Self { shared, workers: threads, journal, _state_dir: None })
     }
 
     /// Queues every partition of `request`, once it is journaled. A request id and payload
@@ -497,7 +527,7 @@ impl Engine {
             .map(|(device, memory)| {
                 let d = device.ordinal;
                 let job = state.busy[d]
-                    .as_ref()
+                    .first()
                     .and_then(|key| state.jobs.get(&key.seq))
                     .map(|job| (job.id.to_string(), job.kind));
                 DeviceStatus {
@@ -550,6 +580,7 @@ impl Engine {
         Status {
             uptime_seconds: shared.started.elapsed().as_secs(),
             accepting: state.accepting,
+            strategy: shared.strategy_name.clone(),
             devices,
             params: shared.params.status(),
             memory,
@@ -595,10 +626,8 @@ impl Engine {
         self.shared.check_params(circuit)?;
         // An operator's call, ranked with NORMAL work that came before it.
         let rank = (Reverse(Priority::Normal), u64::MAX);
-        let (lease, took, _) = self
-            .shared
-            .acquire_params(circuit, false, rank, &mut None)
-            .map_err(|e| Refused::BadParams(e.to_string()))?;
+        let (lease, took, _) =
+            self.shared.acquire_params(circuit, 0, rank, &mut None).map_err(|e| Refused::BadParams(e.to_string()))?;
         if took.is_some() {
             self.shared.metrics.params_loaded(&circuit.to_string());
         }
@@ -606,6 +635,14 @@ impl Engine {
             device.keep(&lease.srs).map_err(|e| Refused::BadParams(format!("{e:#}")))?;
         }
         Ok(Preloaded { already_loaded: took.is_none(), load_time: took.unwrap_or_default() })
+    }
+
+    /// Holds `srs` as the parameters of `circuit` for the engine's life (never evicted, and
+    /// no file read for it): parameters a command read from a file it was given, or made in
+    /// memory.
+    pub fn provide_params(&self, circuit: &CircuitSpec, srs: Arc<Srs>) {
+        let reservation = self.shared.budget.charge(srs.resident_bytes());
+        self.shared.params.provide(circuit, srs, reservation);
     }
 
     /// Drops the parameters of `circuit` from memory (and the devices), unless a
@@ -668,7 +705,7 @@ impl Drop for Engine {
         let idle = {
             let mut state = self.shared.lock();
             state.stopping = true;
-            state.synthesizing.is_empty() && state.busy.iter().all(Option::is_none)
+            state.synthesizing.is_empty() && state.busy.iter().all(Vec::is_empty)
         };
         self.shared.work.notify_all();
         self.shared.journal.flush();
@@ -700,6 +737,8 @@ impl JobEntry {
             submitted: Instant::now(),
             started: None,
             attempts: 0,
+            first_proof: 0,
+            alone: false,
             proofs: vec![None; accepted.partitions],
             aggregation: None,
             timings: Timings::default(),

@@ -17,6 +17,8 @@ use crate::budget::Reservation;
 /// One resident set.
 struct Resident {
     srs: Arc<Srs>,
+    /// Given, not read from `[params] dir`: never evicted.
+    pinned: bool,
     users: usize,
     last_used: Instant,
     reservation: Reservation,
@@ -172,16 +174,29 @@ impl ParamCache {
         tracing::info!("loaded the parameters of {circuit} from {} in {took:.1?}", path.display());
         reservation.resize(srs.resident_bytes());
         let mut sets = self.lock();
-        let set =
-            sets.entry(*circuit).or_insert(Resident { srs: Arc::new(srs), users: 0, last_used: start, reservation });
+        let set = sets.entry(*circuit).or_insert(Resident {
+            srs: Arc::new(srs),
+            pinned: false,
+            users: 0,
+            last_used: start,
+            reservation,
+        });
         Ok((lease(set), Some(took)))
     }
 
-    /// Drops the set of `circuit` if no partition uses it; `None` if it was not resident.
+    /// Holds `srs` as `circuit`'s set, under `reservation`, never evicted.
+    pub(crate) fn provide(&self, circuit: &CircuitSpec, srs: Arc<Srs>, reservation: Reservation) {
+        let set = Resident { srs, pinned: true, users: 0, last_used: Instant::now(), reservation };
+        self.lock().insert(*circuit, set);
+    }
+
+    /// Drops the set of `circuit` if no partition uses it; `None` if it was not resident
+    /// (or was given, and cannot be read again).
     pub(crate) fn evict(&self, circuit: &CircuitSpec) -> Result<Option<Dropped>, InUse> {
         let mut sets = self.lock();
         match sets.get(circuit) {
             None => Ok(None),
+            Some(set) if set.pinned => Ok(None),
             Some(set) if set.users > 0 => Err(InUse { circuit: circuit.to_string(), users: set.users }),
             Some(_) => Ok(sets.remove(circuit).map(|set| Dropped::from(*circuit, set))),
         }
@@ -193,7 +208,7 @@ impl ParamCache {
         let mut sets = self.lock();
         let (circuit, _) = sets
             .iter()
-            .filter(|(c, set)| *c != keep && set.users == 0 && set.last_used.elapsed() >= self.min_idle)
+            .filter(|(c, set)| *c != keep && !set.pinned && set.users == 0 && set.last_used.elapsed() >= self.min_idle)
             .min_by_key(|(_, set)| set.last_used)?;
         let circuit = *circuit;
         sets.remove(&circuit).map(|set| Dropped::from(circuit, set))

@@ -14,7 +14,7 @@ use bellhop_circuits::CircuitSpec;
 use bellhop_host::{
     config::Config,
     params::Shape,
-    pipeline::{self, PipelineError},
+    pipeline::{self, PipelineError, Randomness},
 };
 use bellhop_plugin_sdk::strategy::{Assignment, Job, Strategy};
 use tokio::sync::watch;
@@ -50,13 +50,30 @@ pub(crate) struct TaskKey {
     pub(crate) partition: usize,
 }
 
-/// A synthesized partition waiting for a device, with the memory it holds.
+/// A synthesized batch waiting for a device: partitions of one circuit in queue order,
+/// each with its assignment, and the memory they hold.
 pub(crate) struct Synthesized {
     lease: Lease,
-    // Before `reservation`: a kept assignment is back in its pool, and charged there,
-    // before the partition's share of the budget goes.
-    assignment: Pooled,
+    // Before `reservation`: kept assignments are back in their pool, and charged there,
+    // before the batch's share of the budget goes.
+    parts: Vec<(TaskKey, Pooled)>,
     reservation: Reservation,
+}
+
+impl Synthesized {
+    /// Drops the partitions of job `seq` (their assignments go back to their pool); false
+    /// once none is left.
+    fn drop_job(&mut self, seq: u64) -> bool {
+        self.parts.retain(|(key, _)| key.seq != seq);
+        !self.parts.is_empty()
+    }
+}
+
+/// Why a batch's synthesis failed, and the partition whose statement failed, by its
+/// place in the batch, where one did.
+pub(crate) struct SynthesisFailed {
+    why: String,
+    culprit: Option<usize>,
 }
 
 /// What each partition of a job reads.
@@ -118,6 +135,13 @@ pub(crate) struct JobEntry {
     pub(crate) started: Option<Instant>,
     /// Times it was started, in this life of the daemon and the ones it did not outlive.
     pub(crate) attempts: u32,
+    /// The number of its partition 0 among every partition this engine was given:
+    /// partition k is proof `first_proof + k` (the `proof` index of its phases, and its
+    /// blinding where r and s are fixed).
+    pub(crate) first_proof: usize,
+    /// Its partitions are synthesized in batches of its own alone (a batch with another
+    /// job's failed as a whole).
+    pub(crate) alone: bool,
     pub(crate) proofs: Vec<Option<Vec<u8>>>,
     /// What its proof is made with besides its partitions' (a NonInteractivePoRep's
     /// aggregation), once they are all proved.
@@ -161,6 +185,8 @@ pub(crate) struct State {
     pub(crate) accepting: bool,
     pub(crate) stopping: bool,
     pub(crate) next_seq: u64,
+    /// The number the next job's partition 0 gets ([`JobEntry::first_proof`]).
+    pub(crate) next_proof: usize,
     /// Jobs not ended, and ended ones kept for `[daemon] keep_results`, by sequence.
     pub(crate) jobs: HashMap<u64, JobEntry>,
     /// The job each id names.
@@ -169,12 +195,13 @@ pub(crate) struct State {
     pub(crate) requests: HashMap<(Arc<str>, [u8; 32]), u64>,
     /// Partitions not yet taken by a synthesis worker.
     pub(crate) pending: BTreeSet<TaskKey>,
-    /// Partitions in synthesis now, and the worker synthesizing each.
-    pub(crate) synthesizing: BTreeMap<TaskKey, usize>,
-    /// Synthesized partitions waiting for a device.
+    /// Batches in synthesis now, by their first partition: the worker synthesizing each,
+    /// and its partitions.
+    pub(crate) synthesizing: BTreeMap<TaskKey, (usize, Vec<TaskKey>)>,
+    /// Synthesized batches waiting for a device, by their first partition.
     pub(crate) ready: BTreeMap<TaskKey, Synthesized>,
-    /// The partition each device is proving.
-    pub(crate) busy: Vec<Option<TaskKey>>,
+    /// The partitions each device is proving (empty: none).
+    pub(crate) busy: Vec<Vec<TaskKey>>,
     /// Why each device is down, if it is.
     pub(crate) down: Vec<Option<String>>,
     /// Times each device was marked down since start.
@@ -188,7 +215,7 @@ pub(crate) struct State {
 }
 
 impl State {
-    /// Partitions in synthesis or synthesized and waiting that rank with `key` or above.
+    /// Batches in synthesis or synthesized and waiting that rank with `key` or above.
     fn in_flight_at_or_above(&self, key: &TaskKey) -> usize {
         let rank = |k: &TaskKey| k.rank <= key.rank;
         self.synthesizing.keys().filter(|k| rank(k)).count() + self.ready.keys().filter(|k| rank(k)).count()
@@ -227,8 +254,10 @@ impl State {
 
     /// Holds `job` under its id and its request, replacing (and forgetting) an ended job
     /// that held either.
-    pub(crate) fn insert(&mut self, job: JobEntry) {
+    pub(crate) fn insert(&mut self, mut job: JobEntry) {
         let seq = job.seq;
+        job.first_proof = self.next_proof;
+        self.next_proof += job.proofs.len();
         if job.ended.is_none() {
             self.queued.0 += 1;
             self.queued.1 += job.input_bytes;
@@ -297,6 +326,8 @@ pub(crate) struct Shared {
     pub(crate) submitting: Mutex<()>,
     pub(crate) metrics: Metrics,
     pub(crate) strategy: Box<dyn Strategy>,
+    /// Its name and source.
+    pub(crate) strategy_name: String,
     pub(crate) devices: Vec<Arc<Device>>,
     /// Where plugins are found, to reopen a device's backend.
     pub(crate) plugin_dir: PathBuf,
@@ -307,6 +338,10 @@ pub(crate) struct Shared {
     pub(crate) ahead: usize,
     /// Synthesis workers.
     pub(crate) workers: usize,
+    /// `[pipeline] batch`: the most partitions synthesized and proved together.
+    pub(crate) batch: usize,
+    /// Where each proof's r and s come from, by its number ([`JobEntry::first_proof`]).
+    pub(crate) randomness: Arc<Randomness>,
     pub(crate) started: Instant,
 }
 
@@ -343,7 +378,7 @@ impl Shared {
     /// that can never fit the memory budget.
     pub(crate) fn check_params(&self, circuit: &CircuitSpec) -> Result<(), Refused> {
         let path = self.params.path(circuit).map_err(Refused::Invalid)?;
-        if !path.exists() {
+        if !self.params.is_resident(circuit) && !path.exists() {
             return Err(Refused::MissingParams {
                 circuit: circuit.to_string(),
                 path: path.display().to_string(),
@@ -466,8 +501,8 @@ impl Shared {
     }
 
     /// The parameters of `circuit` (read if they are not resident, and how long that
-    /// took) and, if `partition`, the memory of one partition in flight, for work ranked
-    /// `rank`. The partition's memory and the set's (if it must be read) are reserved in
+    /// took) and the memory of `partitions` partitions in flight (none: a preload), for
+    /// work ranked `rank`. The partition's memory and the set's (if it must be read) are reserved in
     /// one wait, so that no worker waits for room holding part of what it needs (a set in
     /// use cannot be evicted). Only a load of the same circuit is waited for. `held` is what
     /// the partition holds already (kept buffers lent to it): with it, room is only taken
@@ -476,7 +511,7 @@ impl Shared {
     pub(crate) fn acquire_params(
         &self,
         circuit: &CircuitSpec,
-        partition: bool,
+        partitions: usize,
         rank: Rank,
         held: &mut Option<Reservation>,
     ) -> Result<(Lease, Option<Duration>, Option<Reservation>), AcquireError> {
@@ -484,13 +519,13 @@ impl Shared {
         let shape = self.params.shape(circuit).map_err(failed)?;
         let wait = held.is_none();
         let held_bytes = held.as_ref().map_or(0, Reservation::bytes);
-        let partition_bytes = if partition { self.params.partition_bytes(circuit, &shape) } else { 0 };
+        let partition_bytes = self.params.partition_bytes(circuit, &shape) * partitions as u64;
         let set_bytes = shape.resident_bytes();
         let limit = self.budget.limit();
         if partition_bytes + set_bytes > limit && !self.params.is_resident(circuit) {
             return Err(AcquireError::Failed(format!(
-                "a partition of {circuit} takes {partition_bytes} bytes and its parameters {set_bytes}, more than the \
-                 [memory] budget of {limit} bytes; raise the budget"
+                "{partitions} partition(s) of {circuit} take {partition_bytes} bytes and its parameters {set_bytes}, \
+                 more than the [memory] budget of {limit} bytes; raise the budget"
             )));
         }
         // The set's share only while it is not resident: it may become so while this waits.
@@ -513,7 +548,7 @@ impl Shared {
         if let Some(held) = held.take() {
             reservation.join(held);
         }
-        Ok((lease, loaded, partition.then_some(reservation)))
+        Ok((lease, loaded, (partitions > 0).then_some(reservation)))
     }
 
     /// Releases a dropped parameter set on every device.
@@ -555,113 +590,207 @@ impl Shared {
         state.queued.1 -= input_bytes;
         state.jobs.get_mut(&seq).expect("looked up above").outcome.send_replace(Some(outcome));
         state.pending.retain(|key| key.seq != seq);
-        state.ready.retain(|key, _| key.seq != seq);
+        // Its synthesized partitions leave their batches; a batch left empty goes.
+        let touched: Vec<TaskKey> = state
+            .ready
+            .iter()
+            .filter(|(_, b)| b.parts.iter().any(|(k, _)| k.seq == seq))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for first in touched {
+            let mut batch = state.ready.remove(&first).expect("listed above");
+            if batch.drop_job(seq) {
+                state.ready.insert(batch.parts[0].0.clone(), batch);
+            }
+        }
         self.work.notify_all();
     }
 
     /// Whether a free worker may take `first` now. With two workers or more, NORMAL and LOW
     /// work leaves one free, so that a WinningPoSt or WindowPoSt never waits for a
-    /// synthesis. Of the rest, as many may be in synthesis or synthesized and waiting as
-    /// `lookahead` per device allows, or as there are workers for `first`'s rank if that is
-    /// more: the bench's lookahead, with the daemon's workers all used.
+    /// synthesis. Of the rest, as many batches may be in synthesis or synthesized and
+    /// waiting as `lookahead` per device allows, or as there are workers for `first`'s rank
+    /// if that is more: the bench's lookahead, with the daemon's workers all used.
     fn may_start(&self, state: &State, first: &TaskKey) -> bool {
         let keep_one = self.workers >= 2 && first.rank.0 < Priority::High;
         let workers = self.workers - usize::from(keep_one);
         state.synthesizing.len() < workers && state.in_flight_at_or_above(first) < workers.max(self.ahead)
     }
 
-    /// Synthesis worker `n`: takes the highest-ranked partition it may, until the engine
-    /// stops.
+    /// Takes the first queued partition and, up to `[pipeline] batch`, the ones queued
+    /// right after it that are of the same circuit and rank (of its job or of others),
+    /// unless a job is to run alone.
+    fn take_batch(&self, state: &mut State) -> Vec<TaskKey> {
+        let first = state.pending.pop_first().expect("a partition is queued");
+        let job = |key: &TaskKey| state.jobs.get(&key.seq).expect("queued partitions belong to live jobs");
+        let (circuit, alone) = (job(&first).circuit, job(&first).alone);
+        let mut keys = vec![first];
+        while !alone && keys.len() < self.batch {
+            let Some(next) = state.pending.first() else { break };
+            let next_job = job(next);
+            if next.rank != keys[0].rank || next_job.circuit != circuit || next_job.alone {
+                break;
+            }
+            keys.push(state.pending.pop_first().expect("looked at above"));
+        }
+        keys
+    }
+
+    /// Synthesis worker `n`: takes the highest-ranked partitions it may, as a batch, until
+    /// the engine stops.
     pub(crate) fn synthesis_worker(&self, n: usize) {
         loop {
             self.journal.flush();
-            let (key, id, circuit, input, first_start) = {
+            let (keys, id, circuit, inputs, first_starts, number) = {
                 let mut state = self.lock();
-                let key = loop {
+                let keys = loop {
                     if state.stopping {
                         return;
                     }
                     state.age_low(self.config.daemon.low_priority_aging);
                     if state.pending.first().is_some_and(|first| self.may_start(&state, first)) {
-                        break state.pending.pop_first().expect("looked at above");
+                        break self.take_batch(&mut state);
                     }
                     state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
                 };
-                state.synthesizing.insert(key.clone(), n);
-                let job = state.jobs.get_mut(&key.seq).expect("queued partitions belong to live jobs");
-                let first_start = job.started.is_none().then(|| {
-                    let now = Instant::now();
-                    job.started = Some(now);
-                    job.timings.queue_wait = now - job.submitted;
-                    job.attempts += 1;
-                    job.attempts
-                });
-                let input = job.inputs.of(key.partition);
-                (key, Arc::clone(&job.id), job.circuit, input, first_start)
+                state.synthesizing.insert(keys[0].clone(), (n, keys.clone()));
+                let mut first_starts = Vec::new();
+                let mut inputs = Vec::with_capacity(keys.len());
+                for key in &keys {
+                    let job = state.jobs.get_mut(&key.seq).expect("queued partitions belong to live jobs");
+                    if job.started.is_none() {
+                        let now = Instant::now();
+                        job.started = Some(now);
+                        job.timings.queue_wait = now - job.submitted;
+                        job.attempts += 1;
+                        first_starts.push((Arc::clone(&job.id), job.attempts));
+                    }
+                    inputs.push(job.inputs.of(key.partition));
+                }
+                let job = state.jobs.get(&keys[0].seq).expect("looked up above");
+                let number = job.first_proof + keys[0].partition;
+                (keys, Arc::clone(&job.id), job.circuit, inputs, first_starts, number)
             };
             // On disk before the work that might take the process down with it.
-            if let Some(attempt) = first_start {
+            for (id, attempt) in first_starts {
                 if let Err(e) = self.journal.write(|journal| journal.started(&id, attempt)) {
                     tracing::error!(job = %id, "could not journal the job's start: {e}; [daemon] max_attempts may not \
                                     catch it should it bring the daemon down");
                 }
             }
-            let span = tracing::info_span!("synthesis", job = %id, partition = key.partition);
-            let result = span.in_scope(|| self.synthesize(&circuit, &input, &key));
+            let span = tracing::info_span!("synthesis", job = %id, partition = keys[0].partition, count = keys.len());
+            let result = span.in_scope(|| self.synthesize(&circuit, &keys, &inputs, number));
             let mut state = self.lock();
-            state.synthesizing.remove(&key);
+            state.synthesizing.remove(&keys[0]);
             match result {
-                Ok((synthesized, load, took)) => {
-                    if let Some(job) = state.jobs.get_mut(&key.seq).filter(|job| job.ended.is_none()) {
-                        job.timings.params_load += load;
-                        job.timings.synthesis += took;
-                        state.ready.insert(key, synthesized);
+                Ok((mut synthesized, load, took)) => {
+                    // Each job of the batch once (its partitions are next to each other).
+                    let mut seqs: Vec<u64> = keys.iter().map(|key| key.seq).collect();
+                    seqs.dedup();
+                    for seq in seqs {
+                        match state.jobs.get_mut(&seq).filter(|job| job.ended.is_none()) {
+                            Some(job) => {
+                                job.timings.params_load += load;
+                                job.timings.synthesis += took;
+                            }
+                            None => {
+                                synthesized.drop_job(seq);
+                            }
+                        }
+                    }
+                    if let Some((first, _)) = synthesized.parts.first() {
+                        state.ready.insert(first.clone(), synthesized);
                     }
                 }
-                // Stopping: the job stays in the journal and runs after the restart.
+                // Stopping: the jobs stay in the journal and run after the restart.
                 Err(_) if state.stopping => return,
-                Err(why) => {
-                    let why = format!("partition {} of {circuit}: {why}", key.partition);
-                    self.end(&mut state, key.seq, Outcome::Failed(why));
+                Err(SynthesisFailed { why, culprit }) => {
+                    self.synthesis_failed(&mut state, &keys, &circuit, why, culprit)
                 }
             }
             self.work.notify_all();
         }
     }
 
-    /// Synthesizes partition `key` of `input`, holding the circuit's parameters and the
-    /// memory the partition takes; returns it with the time spent loading parameters and
+    /// The synthesis of `keys` failed for `why`: partition `culprit`'s job fails where the
+    /// failure is its own (its statement). A failure of the whole call fails its job if the
+    /// batch is one job's; a batch of several jobs is queued again, each job to run alone,
+    /// so that only the one that fails alone fails.
+    fn synthesis_failed(
+        &self,
+        state: &mut State,
+        keys: &[TaskKey],
+        circuit: &CircuitSpec,
+        why: String,
+        culprit: Option<usize>,
+    ) {
+        let blamed = culprit.map(|i| &keys[i]).or_else(|| keys.iter().all(|k| k.seq == keys[0].seq).then(|| &keys[0]));
+        let Some(blamed) = blamed else {
+            tracing::warn!(
+                "a batch of {} partitions of {circuit} failed in synthesis ({why}); each job runs alone to find \
+                 which one fails",
+                keys.len()
+            );
+            for key in keys {
+                if let Some(job) = state.jobs.get_mut(&key.seq).filter(|job| job.ended.is_none()) {
+                    job.alone = true;
+                    state.pending.insert(key.clone());
+                }
+            }
+            return;
+        };
+        let seq = blamed.seq;
+        let why = format!("partition {} of {circuit}: {why}", blamed.partition);
+        self.end(state, seq, Outcome::Failed(why));
+        for key in keys.iter().filter(|key| key.seq != seq) {
+            if state.jobs.get(&key.seq).is_some_and(|job| job.ended.is_none()) {
+                state.pending.insert(key.clone());
+            }
+        }
+    }
+
+    /// Synthesizes partitions `keys` of `circuit` (reading `inputs`; the first is proof
+    /// number `first`) in one strategy call, holding the circuit's parameters and the
+    /// memory the partitions take; returns them with the time spent loading parameters and
     /// synthesizing.
     fn synthesize(
         &self,
         circuit: &CircuitSpec,
-        input: &[u8],
-        key: &TaskKey,
-    ) -> Result<(Synthesized, Duration, Duration), String> {
-        let partition = key.partition;
-        let job = Job { circuit: circuit.to_string().into(), seed: partition as u64, input: input.to_vec().into() };
-        let jobs = std::slice::from_ref(&job);
+        keys: &[TaskKey],
+        inputs: &[Arc<Vec<u8>>],
+        first: usize,
+    ) -> Result<(Synthesized, Duration, Duration), SynthesisFailed> {
+        let failed = |why: String| SynthesisFailed { why, culprit: None };
+        let jobs: Vec<Job> = keys
+            .iter()
+            .zip(inputs)
+            .map(|(key, input)| Job {
+                circuit: circuit.to_string().into(),
+                seed: key.partition as u64,
+                input: input.to_vec().into(),
+            })
+            .collect();
         // Into buffers a device's backend keeps, where a pool has them for this circuit and
-        // the rest of the partition's memory is free now; else the worker gives them back
-        // and waits for room holding none.
+        // the rest of the batch's memory is free now; else the worker gives them back and
+        // waits for room holding none.
         let (mut keeper, mut lent, mut held) =
-            match self.devices.iter().find_map(|device| Some((device, device.lend(jobs)?))) {
+            match self.devices.iter().find_map(|device| Some((device, device.lend(&jobs)?))) {
                 Some((device, (lent, share))) => (Some(device), Some(lent), Some(share)),
                 None => (None, None, None),
             };
-        let rank = (key.rank, key.seq);
-        let acquired = match self.acquire_params(circuit, true, rank, &mut held) {
+        let rank = (keys[0].rank, keys[0].seq);
+        let acquired = match self.acquire_params(circuit, keys.len(), rank, &mut held) {
             Err(AcquireError::NoRoomNow) => {
                 drop(lent.take());
                 if let Some(device) = keeper.take() {
                     device.charge_pooled();
                 }
                 drop(held.take());
-                self.acquire_params(circuit, true, rank, &mut None)
+                self.acquire_params(circuit, keys.len(), rank, &mut None)
             }
             acquired => acquired,
         };
-        let (lease, loaded, reservation) = acquired.map_err(|e| e.to_string())?;
+        let (lease, loaded, reservation) = acquired.map_err(|e| failed(e.to_string()))?;
         let mut reservation = reservation.expect("a partition's memory was asked for");
         if loaded.is_some() {
             self.metrics.params_loaded(&circuit.to_string());
@@ -671,7 +800,7 @@ impl Shared {
         // The pipeline's synthesis step: the strategy, with the circuit's own public inputs
         // computed beside it and checked.
         let synthesized = catch_unwind(AssertUnwindSafe(|| {
-            pipeline::synthesize_into_lent(self.strategy.as_ref(), lent, 0, partition, jobs)
+            pipeline::synthesize_into_lent(self.strategy.as_ref(), lent, 0, first, &jobs)
         }));
         if !matches!(synthesized, Ok(Ok(_))) {
             // The lent buffers are back in their pool: charged there before the
@@ -681,25 +810,37 @@ impl Shared {
             }
         }
         let synthesized = synthesized
-            .map_err(|panic| format!("synthesis panicked: {}", bellhop_plugin_sdk::panic_message(&*panic)))?
+            .map_err(|panic| failed(format!("synthesis panicked: {}", bellhop_plugin_sdk::panic_message(&*panic))))?
             .map_err(|error| match error {
-                PipelineError::Synthesis { error, .. } => format!("synthesis failed: {error}"),
-                PipelineError::Prove { error, .. } => error.to_string(),
-                other => other.to_string(),
+                PipelineError::Synthesis { error, .. } => failed(format!("synthesis failed: {error}")),
+                PipelineError::Prove { index, error } => {
+                    SynthesisFailed { why: error.to_string(), culprit: index.checked_sub(first) }
+                }
+                other => failed(other.to_string()),
             })?;
         let took = start.elapsed();
-        let [(_, assignment)]: [(Job, Assignment); 1] = synthesized
-            .try_into()
-            .map_err(|a: Vec<_>| format!("the strategy returned {} assignments for one job", a.len()))?;
-        let measured = in_flight_bytes(&assignment, &shape);
-        self.params.measured(circuit, measured);
-        reservation.resize(measured);
-        let assignment = Pooled::new(assignment, &job.circuit, keeper.cloned());
-        Ok((Synthesized { lease, assignment, reservation }, loaded.unwrap_or_default(), took))
+        if synthesized.len() != keys.len() {
+            return Err(failed(format!(
+                "the strategy returned {} assignments for {} jobs",
+                synthesized.len(),
+                keys.len()
+            )));
+        }
+        let measured: Vec<u64> = synthesized.iter().map(|(_, a)| in_flight_bytes(a, &shape)).collect();
+        if let Some(&most) = measured.iter().max() {
+            self.params.measured(circuit, most);
+        }
+        reservation.resize(measured.iter().sum());
+        let parts = keys
+            .iter()
+            .zip(synthesized)
+            .map(|(key, (job, assignment))| (key.clone(), Pooled::new(assignment, &job.circuit, keeper.cloned())))
+            .collect();
+        Ok((Synthesized { lease, parts, reservation }, loaded.unwrap_or_default(), took))
     }
 
-    /// Device `d`'s worker: proves the highest-ranked synthesized partition, until the
-    /// engine stops; while the device is down, probes it with a growing back-off.
+    /// Device `d`'s worker: proves the highest-ranked synthesized batch, until the engine
+    /// stops; while the device is down, probes it with a growing back-off.
     pub(crate) fn device_worker(&self, d: usize) {
         let mut backoff = self.config.backend.probe_after;
         loop {
@@ -711,9 +852,9 @@ impl Shared {
                 }
                 continue;
             }
-            let (key, id, synthesized, circuit) = {
+            let (id, synthesized, circuit, number) = {
                 let mut state = self.lock();
-                let (key, synthesized) = loop {
+                let (_, synthesized) = loop {
                     if state.stopping {
                         return;
                     }
@@ -722,51 +863,67 @@ impl Shared {
                     }
                     state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
                 };
-                state.busy[d] = Some(key.clone());
-                let job = state.jobs.get(&key.seq).expect("ready partitions belong to live jobs");
+                state.busy[d] = synthesized.parts.iter().map(|(key, _)| key.clone()).collect();
+                let job = state.jobs.get(&state.busy[d][0].seq).expect("ready partitions belong to live jobs");
                 let (id, circuit) = (Arc::clone(&job.id), job.circuit);
+                let number = job.first_proof + state.busy[d][0].partition;
                 // Room for one more synthesis.
                 self.work.notify_all();
-                (key, id, synthesized, circuit)
+                (id, synthesized, circuit, number)
             };
             let start = Instant::now();
-            let span = tracing::info_span!("prove", job = %id, partition = key.partition, device = d);
-            let Synthesized { lease, assignment, reservation } = synthesized;
+            let Synthesized { lease, parts, reservation } = synthesized;
+            let (keys, assignments): (Vec<TaskKey>, Vec<Pooled>) = parts.into_iter().unzip();
+            let span =
+                tracing::info_span!("prove", job = %id, partition = keys[0].partition, count = keys.len(), device = d);
             let srs = Arc::clone(&lease.srs);
-            let result = span.in_scope(|| {
+            let (proofs, fault) = span.in_scope(|| {
                 self.devices[d].prove_within(
                     self.config.backend.call_timeout,
                     circuit.to_string(),
                     srs,
-                    assignment,
+                    number,
+                    assignments,
+                    Arc::clone(&self.randomness),
                     // A benchmark's proofs prove nothing, so none would verify.
                     self.config.pipeline.verify && !circuit.benchmark_only(),
                     (lease, reservation),
                 )
             });
-            let took = start.elapsed();
+            // A batch's time, shared by its partitions.
+            let took = start.elapsed() / keys.len() as u32;
             let mut state = self.lock();
-            state.busy[d] = None;
-            let mut to_aggregate = None;
-            match result {
-                Ok(proof) => {
-                    state.proved[d] += 1;
-                    to_aggregate = self.file_proof(&mut state, &key, proof, took);
+            state.busy[d].clear();
+            let mut to_aggregate = Vec::new();
+            let proved = proofs.len();
+            for (key, proof) in keys.iter().zip(proofs) {
+                state.proved[d] += 1;
+                to_aggregate.extend(self.file_proof(&mut state, key, proof, took));
+            }
+            if let Some(fault) = fault {
+                let key = &keys[proved];
+                match fault {
+                    Fault::Device(why) => self.device_failed(&mut state, d, key, &circuit, why),
+                    Fault::Overdue(why) => {
+                        let why = format!("device {d} on partition {} of {circuit}: {why}", key.partition);
+                        self.mark_down(&mut state, d, &why);
+                        self.end(&mut state, key.seq, Outcome::Failed(why));
+                    }
+                    Fault::Job(why) => {
+                        let why = format!("partition {} of {circuit}: {why}", key.partition);
+                        self.end(&mut state, key.seq, Outcome::Failed(why));
+                    }
                 }
-                Err(Fault::Device(why)) => self.device_failed(&mut state, d, &key, &circuit, why),
-                Err(Fault::Overdue(why)) => {
-                    let why = format!("device {d} on partition {} of {circuit}: {why}", key.partition);
-                    self.mark_down(&mut state, d, &why);
-                    self.end(&mut state, key.seq, Outcome::Failed(why));
-                }
-                Err(Fault::Job(why)) => {
-                    let why = format!("partition {} of {circuit}: {why}", key.partition);
-                    self.end(&mut state, key.seq, Outcome::Failed(why));
+                // The batch's partitions after it were not proved: queued again.
+                for key in &keys[proved + 1..] {
+                    if state.jobs.get(&key.seq).is_some_and(|job| job.ended.is_none()) {
+                        state.pending.insert(key.clone());
+                    }
                 }
             }
             self.work.notify_all();
             drop(state);
-            if let Some(job) = to_aggregate {
+            for job in to_aggregate {
                 self.aggregate(job);
             }
         }
@@ -858,11 +1015,12 @@ impl Shared {
         let mut state = self.lock();
         let held: Vec<TaskKey> = match worker {
             Worker::Synthesis(n) => {
-                let (held, others) = std::mem::take(&mut state.synthesizing).into_iter().partition(|&(_, w)| w == n);
+                let (held, others) =
+                    std::mem::take(&mut state.synthesizing).into_iter().partition(|(_, (w, _))| *w == n);
                 state.synthesizing = others;
-                held.into_keys().collect()
+                held.into_values().flat_map(|(_, keys)| keys).collect()
             }
-            Worker::Device(d) => state.busy[d].take().into_iter().collect(),
+            Worker::Device(d) => std::mem::take(&mut state.busy[d]),
         };
         tracing::error!("the {worker} died: {panic}; restarted");
         for key in held {

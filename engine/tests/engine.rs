@@ -711,3 +711,52 @@ async fn two_devices_share_the_work() {
     assert_eq!(proved.iter().sum::<u64>(), 6 + 11);
     assert!(proved.iter().all(|&p| p > 0), "both devices proved: {proved:?}");
 }
+
+/// The phases every engine in this process records (its workers report to the global
+/// subscriber), installed once.
+fn phase_log() -> &'static bellhop_host::phases::PhaseLog {
+    use tracing_subscriber::layer::SubscriberExt;
+    static LOG: OnceLock<bellhop_host::phases::PhaseLog> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let log = bellhop_host::phases::PhaseLog::default();
+        let subscriber = tracing_subscriber::registry().with(bellhop_host::phases::PhaseLayer::new(log.clone()));
+        tracing::subscriber::set_global_default(subscriber).expect("no other global subscriber");
+        log
+    })
+}
+
+/// Synthesis calls of `count` partitions recorded so far (of any engine: only this test's
+/// proves in batches of more than one).
+fn synthesis_calls_of(count: usize) -> usize {
+    phase_log().take().iter().filter(|r| r.phase == "synthesis" && r.count == count).count()
+}
+
+/// With `[pipeline] batch = 2`, a job's partitions are synthesized two at a time in one
+/// strategy call, and so are the partitions of two jobs of one circuit and priority; a job
+/// of another priority is not batched with them. Every proof verifies.
+#[tokio::test]
+async fn partitions_of_one_circuit_are_synthesized_and_proved_in_batches() {
+    phase_log();
+    let mut config = holding(config(1, 0.0), SMALL, 300);
+    config.pipeline.batch = 2;
+    let engine = Engine::start(&config, params_dir()).unwrap();
+    let four = engine.submit(request(SMALL, 4)).unwrap();
+    let Outcome::Completed { proof, .. } = outcome(&engine, &four.job_id).await else { panic!() };
+    assert_eq!(proof.len(), 4 * 192);
+    assert_verifies(SMALL, &proof);
+    assert_eq!(synthesis_calls_of(2), 2, "four partitions in two batches of two");
+    // One job holds the worker; two single-partition jobs queued behind it go together,
+    // and a HIGH one of the same circuit is taken first, alone.
+    let ids: Vec<String> = (0..3)
+        .map(|n| engine.submit(with_id(&format!("one-{n}"), request(SMALL, 1))).unwrap().job_id)
+        .chain(std::iter::once({
+            let high = JobRequest { priority: Some(Priority::High), ..with_id("high", request(SMALL, 1)) };
+            engine.submit(high).unwrap().job_id
+        }))
+        .collect();
+    for id in &ids {
+        let Outcome::Completed { proof, .. } = outcome(&engine, id).await else { panic!("{id}") };
+        assert_verifies(SMALL, &proof);
+    }
+    assert!(synthesis_calls_of(2) >= 1, "two queued jobs of one circuit and priority share a batch");
+}

@@ -145,13 +145,18 @@ pub struct PipelineConfig {
     /// many are synthesized at once, each on a thread of its own, as many as the measured
     /// synthesis and proving times need to keep proving busy; each holds its assignments.
     pub lookahead: usize,
+    /// Partitions of one circuit (of one job or of several of one priority) synthesized
+    /// together in one strategy call and proved together, in one call where the backend
+    /// proves whole batches (`prove_batch`).
+    #[serde(deserialize_with = "batch")]
+    pub batch: usize,
     /// Verify every proof before returning it.
     pub verify: bool,
 }
 
 impl Default for PipelineConfig {
     fn default() -> Self {
-        Self { lookahead: 1, verify: true }
+        Self { lookahead: 1, batch: 1, verify: true }
     }
 }
 
@@ -331,6 +336,13 @@ fn at_least_one<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32
     }
 }
 
+fn batch<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
+    match usize::deserialize(deserializer)? {
+        0 => Err(serde::de::Error::custom("a batch of 0 partitions proves nothing; use 1 or more")),
+        n => Ok(n),
+    }
+}
+
 /// A configuration file that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -500,6 +512,8 @@ mod tests {
         assert!(e.contains("device") && e.contains("invalid type"), "{e}");
         let e = Config::parse("[pipeline]\nlookahead = -1\n").unwrap_err();
         assert!(e.contains("lookahead"), "{e}");
+        let e = Config::parse("[pipeline]\nbatch = 0\n").unwrap_err();
+        assert!(e.contains("batch") && e.contains("use 1 or more"), "{e}");
         let e = Config::parse("[daemon]\nkeep_results = \"an hour\"\n").unwrap_err();
         assert!(e.contains("keep_results") && e.contains("not a duration"), "{e}");
         let e = Config::parse("[daemon]\nmax_attempts = 0\n").unwrap_err();

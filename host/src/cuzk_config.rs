@@ -53,8 +53,14 @@ const REPLACED: &[(&str, &str)] = &[
         "one device worker per device; synthesis overlaps proving through [pipeline] lookahead (an index \
          repeated in [backend] devices opens a second instance on that device)",
     ),
-    ("scheduler.max_batch_size", "none: Bellhop proves partition by partition, ordered by priority"),
-    ("scheduler.max_batch_wait_ms", "none: a partition starts as soon as a synthesis worker is free"),
+    (
+        "scheduler.max_batch_size",
+        "[pipeline] batch counts partitions, not whole proofs: set it by hand (a 32 GiB PoRep is 10 partitions)",
+    ),
+    (
+        "scheduler.max_batch_wait_ms",
+        "none: a batch is what is queued when a synthesis worker is free, never waited for",
+    ),
     ("scheduler.sort_by_type", "none: parameter sets stay resident within [memory] budget"),
     ("synthesis.partition_workers", "deprecated in cuzk too; [daemon] synthesis_workers"),
     ("pipeline.max_parallel_synthesis", "[daemon] synthesis_workers; the memory budget bounds partitions in flight"),
