@@ -94,6 +94,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         circuit: spec,
         input: workload.input.clone(),
         partitions,
+        first_seed: 0,
         prepared: workload.prepared.clone(),
         aggregation: None,
         priority: None,
@@ -105,8 +106,12 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let loading_peak_rss = memory::peak_rss();
     let reset = memory::reset_peak_rss();
     let start = Instant::now();
-    let submitted: Vec<Submitted> = (0..total)
-        .map(|_| engine.submit(request.clone()).map_err(|e| anyhow::anyhow!("{e}")))
+    // A catalog circuit's proof n is of witness seed n.
+    let submitted: Vec<Submitted> = (0..total as u64)
+        .map(|n| {
+            let first_seed = if spec.reads_input() { 0 } else { n };
+            engine.submit(JobRequest { first_seed, ..request.clone() }).map_err(|e| anyhow::anyhow!("{e}"))
+        })
         .collect::<Result<_>>()?;
     // When the last warm-up proof was done: from there, the engine is in its steady state.
     let mut warm = start;

@@ -1,18 +1,18 @@
 //! `bellhop demo`: a whole proof on the embedded CPU backend, from fresh parameters.
 
-use std::{process::ExitCode, time::Instant};
+use std::{process::ExitCode, sync::Arc, time::Instant};
 
 use anyhow::Result;
 use bellhop_circuits::CircuitSpec;
+use bellhop_engine::{Engine, JobRequest, Outcome, Waited};
 use rand::rngs::OsRng;
 
-use super::{params::generate, prove::batches, prove::hex, Context};
+use super::{params::generate, prove::hex, Context};
 use bellhop_host::{
     config::Config,
     params::{self, Srs},
     phases::PhaseTable,
-    pipeline::{self, PipelineOptions, Randomness},
-    session::Session,
+    pipeline::Randomness,
 };
 
 #[derive(Debug, clap::Args)]
@@ -36,25 +36,27 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let srs = Srs::read(&path, &spec.to_string(), false)?;
     println!("  parameters read back in {:.2} s", t.elapsed().as_secs_f64());
 
-    // The embedded plugins, whatever the config names.
-    let session = Session::open(&Config::default(), &context.plugin_dir)?;
-    let options = PipelineOptions { lookahead: 0, verify: true, randomness: Randomness::Os };
+    // The daemon's engine in process, on the embedded plugins whatever the config names.
+    let mut config = Config::default();
+    config.params.dir = dir.path().to_path_buf();
+    let engine = Engine::in_process(&config, &context.plugin_dir, Randomness::Os)?;
+    engine.provide_params(&spec, Arc::new(srs));
     let t = Instant::now();
-    let proved = pipeline::run(
-        &session.backend,
-        session.strategy.as_ref(),
-        &srs,
-        batches(&spec, 0, 1, 1, &[])?.0,
-        &options,
-        &|_| {},
-    )?;
+    let submitted = engine.submit(JobRequest::new(spec, Vec::new())?).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    let proof = match runtime.block_on(engine.wait_for(&submitted, None))? {
+        Waited::Done(Outcome::Completed { proof, .. }) => proof,
+        Waited::Done(Outcome::Failed(why)) => anyhow::bail!("{why}"),
+        Waited::Done(other) => anyhow::bail!("the proof ended {}", other.name()),
+        Waited::Timeout => unreachable!("waited without a timeout"),
+    };
     let prove_time = t.elapsed();
-    let proof = &proved[0];
+    drop(engine);
     println!("  proved and verified in {:.2} s", prove_time.as_secs_f64());
-    println!("  public input: {}", proof.public_inputs.iter().map(hex).collect::<Vec<_>>().join(" "));
-    println!("  proof (192 bytes): 0x{}", proof.proof_bytes().iter().map(|b| format!("{b:02x}")).collect::<String>());
+    println!("  public input: {}", spec.public_inputs(0, &[])?.iter().map(hex).collect::<Vec<_>>().join(" "));
+    println!("  proof (192 bytes): 0x{}", proof.iter().map(|b| format!("{b:02x}")).collect::<String>());
     println!();
-    print!("{}", PhaseTable::from_records(&context.phases.take(), proved.len()));
+    print!("{}", PhaseTable::from_records(&context.phases.take(), 1));
     println!("\ndone in {:.1} s", start.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
 }

@@ -17,7 +17,6 @@ mod serve;
 use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::Result;
-use bellhop_plugin_sdk::strategy::Strategy;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::{layer::SubscriberExt, util::SubscriberInitExt, EnvFilter, Layer as _};
 
@@ -156,15 +155,6 @@ struct Context {
     phases: PhaseLog,
 }
 
-/// What a proving command works with: the circuit, the opened plugins, its parameters
-/// and the configured pipeline.
-struct Proving {
-    spec: bellhop_circuits::CircuitSpec,
-    session: bellhop_host::session::Session,
-    srs: std::sync::Arc<bellhop_host::params::Srs>,
-    options: bellhop_host::pipeline::PipelineOptions,
-}
-
 impl Context {
     /// Points filecoin-proofs (its verifiers, SnarkPack aggregation, PoRep's parent cache)
     /// at `[params] dir`; filecoin-proofs reads its directories once, on first use.
@@ -174,48 +164,6 @@ impl Context {
             &bellhop_plugin_sdk::dirs::cache_dir("filecoin-parents")?,
         );
         Ok(())
-    }
-
-    /// Opens the configured backend and strategy and reads `spec`'s parameters (`srs`
-    /// makes them), with `work` done on the opened strategy
-    /// meanwhile, on its own thread (in the caller's tracing span): a fresh process
-    /// synthesizes its first batch while it opens the backend, gets the parameters and lets
-    /// the backend keep their bases.
-    fn proving_while<T: Send>(
-        &self,
-        spec: bellhop_circuits::CircuitSpec,
-        srs: impl FnOnce(&bellhop_circuits::CircuitSpec) -> Result<std::sync::Arc<bellhop_host::params::Srs>>,
-        work: impl FnOnce(&dyn Strategy) -> T + Send,
-    ) -> Result<(Proving, T)> {
-        use bellhop_host::session::{open_strategy, OpenedBackend, Session};
-        warn_if_unverified(&self.config);
-        let (strategy, strategy_name) = open_strategy(&self.config, &self.plugin_dir)?;
-        let (dispatch, parent) = (tracing::dispatcher::get_default(Clone::clone), tracing::Span::current());
-        let (opened, done) = std::thread::scope(|scope| {
-            let strategy = strategy.as_ref();
-            let worker = scope
-                .spawn(move || tracing::dispatcher::with_default(&dispatch, || parent.in_scope(|| work(strategy))));
-            let opened = (|| {
-                let backend = OpenedBackend::open(&self.config, &self.plugin_dir, self.config.backend.device())?;
-                let srs = srs(&spec)?;
-                backend.keep_bases(&srs)?;
-                anyhow::Ok((backend, srs))
-            })();
-            (opened, worker.join())
-        });
-        let done = done.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        let (backend, srs) = opened?;
-        let session = Session { backend, strategy, strategy_name };
-        Ok((Proving { spec, session, srs, options: self.pipeline_options() }, done))
-    }
-
-    /// The configured pipeline, r and s from the OS.
-    fn pipeline_options(&self) -> bellhop_host::pipeline::PipelineOptions {
-        bellhop_host::pipeline::PipelineOptions {
-            lookahead: self.config.pipeline.lookahead,
-            verify: self.config.pipeline.verify,
-            randomness: bellhop_host::pipeline::Randomness::Os,
-        }
     }
 }
 

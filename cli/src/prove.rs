@@ -10,19 +10,15 @@ use std::{
 
 use anyhow::{bail, Context as _, Result};
 use bellhop_circuits::CircuitSpec;
-use bellhop_plugin_sdk::strategy::Job;
+use bellhop_engine::{Engine, JobRequest, Outcome, Waited};
 use bellperson::groth16::{prepare_verifying_key, verify_proof, Proof, VerifyingKey};
 use blstrs::{Bls12, Scalar};
 use ff::Field;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use super::{Context, Proving};
-use bellhop_host::{
-    phases::PhaseTable,
-    pipeline::{self, ProvedJob, Randomness},
-    prover::Blinding,
-};
+use super::{warn_if_unverified, Context};
+use bellhop_host::{phases::PhaseTable, pipeline::Randomness, prover::Blinding};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct ProveArgs {
@@ -72,28 +68,6 @@ fn seeded_blinding(seed: u64, count: usize) -> Randomness {
     )
 }
 
-/// Jobs in batches, each synthesized in one strategy call.
-pub(super) type Batches = Vec<Vec<Job>>;
-
-/// Jobs for `count` proofs of `spec` from `seed` (for a Filecoin circuit: partitions
-/// `seed..` of `input`, each reading its own prepared input where `spec` prepares one), in
-/// batches of `batch`; and what the proof of the whole input is made with besides theirs
-/// ([`CircuitSpec::job_proof`]).
-pub(super) fn batches(
-    spec: &CircuitSpec,
-    seed: u64,
-    count: usize,
-    batch: usize,
-    input: &[u8],
-) -> Result<(Batches, Option<Vec<u8>>)> {
-    let prepared = spec.prepare(input)?;
-    let input_of = |k: u64| prepared.partitions.as_ref().map_or(input, |each| &each[k as usize][..]);
-    let jobs: Vec<Job> = (0..count as u64)
-        .map(|i| Job { circuit: spec.to_string().into(), seed: seed + i, input: input_of(seed + i).to_vec().into() })
-        .collect();
-    Ok((jobs.chunks(batch.max(1)).map(<[Job]>::to_vec).collect(), prepared.aggregation))
-}
-
 /// A field element as 0x-prefixed big-endian hex.
 pub(super) fn hex(x: &Scalar) -> String {
     format!("0x{}", x.to_bytes_be().iter().map(|b| format!("{b:02x}")).collect::<String>())
@@ -126,67 +100,91 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
         None if spec.reads_input() => bail!("{spec} reads its witness from a file: give it with --input FILE"),
         None => Vec::new(),
     };
-    let partitions = spec.partitions(&input)?;
     // A Filecoin input makes one proof per partition, from partition 0.
-    let (first, count) = if spec.reads_input() {
+    let (first_seed, count) = if spec.reads_input() {
         if args.count != 1 || args.seed != 0 {
             bail!("--count and --seed do not apply to {spec}: it proves every partition of its --input");
         }
-        (0, partitions)
+        (0, spec.partitions(&input)?)
     } else {
         (args.seed, args.count)
     };
-    let (batches, aggregation) = batches(&spec, first, count, args.batch, &input)?;
-    let mut batches = batches.into_iter();
-    let first_batch = batches.next();
-    let start = Instant::now();
-    // The first batch is synthesized while the backend opens and the parameters are read.
-    let (Proving { spec, session, srs, mut options }, first_synthesized) = context.proving_while(
-        spec,
-        |spec| bellhop_host::session::load_params(&context.config, spec, args.params.as_deref()),
-        |strategy| first_batch.map(|jobs| pipeline::synthesize_batch(strategy, 0, 0, &jobs)),
-    )?;
-    if let Some(seed) = args.insecure_blinding_seed {
-        eprintln!("warning: r and s come from --insecure-blinding-seed {seed}: these proofs are not zero-knowledge");
-        options.randomness = seeded_blinding(seed, count);
-    }
-    eprintln!("proving {count} x {spec} on {} with {}", session.backend.name, session.strategy_name);
-    let (backend, strategy) = (&session.backend, session.strategy.as_ref());
-    let proved = match first_synthesized {
-        Some(synthesized) => {
-            pipeline::run_synthesized_first(backend, strategy, &srs, synthesized?, batches.collect(), &options, &|_| {})
+    let prepared = spec.prepare(&input)?;
+    warn_if_unverified(&context.config);
+    let randomness = match args.insecure_blinding_seed {
+        Some(seed) => {
+            eprintln!(
+                "warning: r and s come from --insecure-blinding-seed {seed}: these proofs are not zero-knowledge"
+            );
+            seeded_blinding(seed, count)
         }
-        None => pipeline::run(backend, strategy, &srs, Vec::new(), &options, &|_| {}),
-    }?;
-    let elapsed = start.elapsed();
-    let partitions: Vec<u8> = proved.iter().flat_map(ProvedJob::proof_bytes).collect();
-    if aggregation.is_some() {
-        eprintln!("aggregating the {} partitions' proofs (filecoin-proofs' SnarkPack)", proved.len());
+        None => Randomness::Os,
+    };
+    let start = Instant::now();
+    // The daemon's engine, in process; its first synthesis reads the parameters meanwhile.
+    let mut config = context.config.clone();
+    config.pipeline.batch = args.batch.max(1);
+    let engine = Engine::in_process(&config, &context.plugin_dir, randomness)?;
+    if let Some(file) = &args.params {
+        engine.read_params_from(&spec, file);
     }
-    let proof = spec.job_proof(aggregation.as_deref(), partitions)?;
-    write_outputs(args, &proof, &proved)?;
-    let table = PhaseTable::from_records(&context.phases.take(), proved.len());
+    let status = engine.status();
+    let backend = status.devices.first().map_or_else(String::new, |d| d.backend.clone());
+    eprintln!("proving {count} x {spec} on {backend} with {}", status.strategy);
+    let request = JobRequest {
+        request_id: None,
+        circuit: spec,
+        input,
+        partitions: count,
+        first_seed,
+        prepared: prepared.partitions,
+        aggregation: prepared.aggregation,
+        priority: None,
+    };
+    let submitted = engine.submit(request.clone()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if request.aggregation.is_some() {
+        eprintln!("its {count} partitions' proofs are aggregated (filecoin-proofs' SnarkPack)");
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    let proof = match runtime.block_on(engine.wait_for(&submitted, None))? {
+        Waited::Done(Outcome::Completed { proof, .. }) => proof,
+        Waited::Done(Outcome::Failed(why)) => bail!("{why}"),
+        Waited::Done(other) => bail!("the proof ended {}", other.name()),
+        Waited::Timeout => unreachable!("waited without a timeout"),
+    };
+    let elapsed = start.elapsed();
+    // Stopped, so that the last proof's buffers are freed (and that phase recorded).
+    drop(engine);
+    // Each proof's public inputs, from the circuit (the engine checked each assignment's
+    // against them).
+    let public_inputs: Vec<Vec<Scalar>> = (0..count)
+        .map(|k| {
+            let input = request.prepared.as_ref().map_or(&request.input, |each| &each[k]);
+            spec.public_inputs(first_seed + k as u64, input)
+        })
+        .collect::<Result<_, _>>()?;
+    write_outputs(args, &proof, &public_inputs)?;
+    let table = PhaseTable::from_records(&context.phases.take(), count);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&table)?);
     } else {
         print!("{table}");
-        let verified = if options.verify { ", each verified" } else { " (verification off)" };
+        let verified = if config.pipeline.verify { ", each verified" } else { " (verification off)" };
         println!(
-            "{} proof(s) in {:.3} s{verified} (opening the backend and reading the parameters included)",
-            proved.len(),
+            "{count} proof(s) in {:.3} s{verified} (opening the backend and reading the parameters included)",
             elapsed.as_secs_f64()
         );
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes `proof` (the whole input's) to `--out` and the proofs' public inputs where asked.
-fn write_outputs(args: &ProveArgs, proof: &[u8], proved: &[ProvedJob]) -> Result<()> {
+/// Writes `proof` (the whole input's) to `--out` and each proof's `public_inputs` where
+/// asked.
+fn write_outputs(args: &ProveArgs, proof: &[u8], public_inputs: &[Vec<Scalar>]) -> Result<()> {
     if let Some(path) = &args.out {
         std::fs::write(path, proof).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let lines: Vec<String> =
-        proved.iter().map(|p| p.public_inputs.iter().map(hex).collect::<Vec<_>>().join(" ")).collect();
+    let lines: Vec<String> = public_inputs.iter().map(|p| p.iter().map(hex).collect::<Vec<_>>().join(" ")).collect();
     if let Some(path) = &args.inputs {
         let mut file = File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
         for line in &lines {
@@ -194,8 +192,8 @@ fn write_outputs(args: &ProveArgs, proof: &[u8], proved: &[ProvedJob]) -> Result
         }
     }
     if args.print_inputs {
-        for (p, line) in proved.iter().zip(&lines) {
-            println!("proof {} public inputs: {line}", p.index);
+        for (k, line) in lines.iter().enumerate() {
+            println!("proof {k} public inputs: {line}");
         }
     }
     Ok(())

@@ -98,8 +98,12 @@ pub struct JobRequest {
     pub circuit: CircuitSpec,
     /// Its input (Filecoin circuits); empty for the synthetic ones.
     pub input: Vec<u8>,
-    /// How many partitions the input makes; partition `k` is proved with witness seed `k`.
+    /// How many partitions the input makes; partition `k` is proved with witness seed
+    /// `first_seed + k`.
     pub partitions: usize,
+    /// The witness seed of partition 0 (a catalog circuit's witness comes from its seed;
+    /// Filecoin circuits read their input): 0 unless a command asks for others.
+    pub first_seed: u64,
     /// One input per partition where a partition reads less than the whole input
     /// ([`CircuitSpec::prepare`]: a PoRep's partitions, their vanilla proofs checked once
     /// for the job); `None`: every partition reads `input`.
@@ -121,16 +125,20 @@ impl JobRequest {
             Some(each) => each.len(),
             None => circuit.partitions(&input)?,
         };
-        Ok(Self { request_id: None, circuit, input, partitions, priority: None, prepared, aggregation })
+        Ok(Self { request_id: None, circuit, input, partitions, first_seed: 0, priority: None, prepared, aggregation })
     }
 
-    /// What makes two requests the same job: circuit, partitions and input.
+    /// What makes two requests the same job: circuit, partitions, input and (where not 0)
+    /// the first witness seed.
     pub(crate) fn digest(&self) -> [u8; 32] {
         let mut hash = Sha256::new();
         hash.update(self.circuit.to_string().as_bytes());
         hash.update([0]);
         hash.update((self.partitions as u64).to_le_bytes());
         hash.update(&self.input);
+        if self.first_seed != 0 {
+            hash.update(self.first_seed.to_le_bytes());
+        }
         hash.finalize().into()
     }
 }

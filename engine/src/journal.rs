@@ -37,11 +37,18 @@ pub(crate) struct Accepted {
     pub(crate) request_id: Option<String>,
     pub(crate) circuit: String,
     pub(crate) partitions: usize,
+    /// The witness seed of partition 0 ([`crate::JobRequest::first_seed`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) first_seed: u64,
     pub(crate) priority: Priority,
     /// The payload's digest (what makes a repeated id the same job).
     pub(crate) digest: [u8; 32],
     /// Milliseconds since the Unix epoch.
     pub(crate) at_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How a job ended, as the journal keeps it.
@@ -503,6 +510,7 @@ mod tests {
             request_id: None,
             circuit: "chain:1024".into(),
             partitions: 2,
+            first_seed: 0,
             priority: Priority::Normal,
             digest: [7; 32],
             at_ms: now_ms(),

@@ -435,6 +435,7 @@ impl Engine {
             request_id: (request_id != id).then(|| request_id.to_string()),
             circuit: request.circuit.to_string(),
             partitions: request.partitions,
+            first_seed: request.first_seed,
             priority,
             digest,
             at_ms: Journal::stamp(),
@@ -645,6 +646,12 @@ impl Engine {
         self.shared.params.provide(circuit, srs, reservation);
     }
 
+    /// Reads the parameters of `circuit` from `file` instead of its file in `[params] dir`
+    /// (a file a command was given).
+    pub fn read_params_from(&self, circuit: &CircuitSpec, file: &Path) {
+        self.shared.params.read_from(circuit, file.to_path_buf());
+    }
+
     /// Drops the parameters of `circuit` from memory (and the devices), unless a
     /// partition is using them.
     pub fn evict(&self, circuit: &CircuitSpec) -> Result<Evicted, InUse> {
@@ -737,6 +744,7 @@ impl JobEntry {
             submitted: Instant::now(),
             started: None,
             attempts: 0,
+            first_seed: accepted.first_seed,
             first_proof: 0,
             alone: false,
             proofs: vec![None; accepted.partitions],

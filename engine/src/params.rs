@@ -27,6 +27,8 @@ struct Resident {
 /// The parameter sets in memory, keyed by circuit.
 pub(crate) struct ParamCache {
     dir: PathBuf,
+    /// Files named for circuits, in place of their file in `dir`.
+    files: Mutex<HashMap<CircuitSpec, PathBuf>>,
     min_idle: Duration,
     sets: Mutex<HashMap<CircuitSpec, Resident>>,
     /// A lock per circuit, held while its file is read: a second partition of a circuit
@@ -92,6 +94,7 @@ impl ParamCache {
     pub(crate) fn new(dir: PathBuf, min_idle: Duration) -> Self {
         Self {
             dir,
+            files: Mutex::new(HashMap::new()),
             min_idle,
             sets: Mutex::new(HashMap::new()),
             loading: Mutex::new(HashMap::new()),
@@ -105,7 +108,15 @@ impl ParamCache {
 
     /// Where the parameters of `circuit` are read from.
     pub(crate) fn path(&self, circuit: &CircuitSpec) -> Result<PathBuf, String> {
+        if let Some(file) = self.files.lock().unwrap_or_else(|p| p.into_inner()).get(circuit) {
+            return Ok(file.clone());
+        }
         Ok(self.dir.join(circuit.params_file_name().map_err(|e| e.to_string())?))
+    }
+
+    /// Reads the parameters of `circuit` from `file` from now on.
+    pub(crate) fn read_from(&self, circuit: &CircuitSpec, file: PathBuf) {
+        self.files.lock().unwrap_or_else(|p| p.into_inner()).insert(*circuit, file);
     }
 
     /// Whether the set of `circuit` is in memory.

@@ -135,6 +135,8 @@ pub(crate) struct JobEntry {
     pub(crate) started: Option<Instant>,
     /// Times it was started, in this life of the daemon and the ones it did not outlive.
     pub(crate) attempts: u32,
+    /// Partition k's witness seed is `first_seed + k` ([`crate::JobRequest::first_seed`]).
+    pub(crate) first_seed: u64,
     /// The number of its partition 0 among every partition this engine was given:
     /// partition k is proof `first_proof + k` (the `proof` index of its phases, and its
     /// blinding where r and s are fixed).
@@ -500,21 +502,20 @@ impl Shared {
         }
     }
 
-    /// The parameters of `circuit` (read if they are not resident, and how long that
-    /// took) and the memory of `partitions` partitions in flight (none: a preload), for
-    /// work ranked `rank`. The partition's memory and the set's (if it must be read) are reserved in
-    /// one wait, so that no worker waits for room holding part of what it needs (a set in
-    /// use cannot be evicted). Only a load of the same circuit is waited for. `held` is what
-    /// the partition holds already (kept buffers lent to it): with it, room is only taken
-    /// if there is some now, without waiting or making room, and on success the partition's
-    /// reservation takes it in.
-    pub(crate) fn acquire_params(
+    /// The memory of `partitions` partitions of `circuit` in flight (none: a preload) and,
+    /// while its parameter set is not resident, the set's, for work ranked `rank`: reserved
+    /// in one wait, so that no worker waits for room holding part of what it needs (a set in
+    /// use cannot be evicted). `held` is what the partitions hold already (kept buffers lent
+    /// to them): with it, room is only taken if there is some now, without waiting or making
+    /// room, and on success the partitions' reservation takes it in. Returns the
+    /// partitions' reservation and the set's.
+    fn reserve_params(
         &self,
         circuit: &CircuitSpec,
         partitions: usize,
         rank: Rank,
         held: &mut Option<Reservation>,
-    ) -> Result<(Lease, Option<Duration>, Option<Reservation>), AcquireError> {
+    ) -> Result<(Reservation, Reservation), AcquireError> {
         let failed = |e: String| AcquireError::Failed(format!("its parameters: {e}"));
         let shape = self.params.shape(circuit).map_err(failed)?;
         let wait = held.is_none();
@@ -532,11 +533,27 @@ impl Shared {
         let wanted = partition_bytes.saturating_sub(held_bytes);
         let need = || wanted + if self.params.is_resident(circuit) { 0 } else { set_bytes };
         let mut reservation = self.reserve(need, circuit, rank, wait)?;
-        let mut set = Some(reservation.split(reservation.bytes() - wanted));
-        // If another worker evicted the set in between, its memory is reserved here anew.
+        let set = reservation.split(reservation.bytes() - wanted);
+        if let Some(held) = held.take() {
+            reservation.join(held);
+        }
+        Ok((reservation, set))
+    }
+
+    /// A lease on `circuit`'s parameter set, read if it is not resident (and how long that
+    /// took) under `set`, the room reserved for it; if another worker evicted the set
+    /// meanwhile, room is reserved anew, waiting for it if `wait`. Only a load of the same
+    /// circuit is waited for.
+    fn lease_params(
+        &self,
+        circuit: &CircuitSpec,
+        set: Reservation,
+        rank: Rank,
+        wait: bool,
+    ) -> Result<(Lease, Option<Duration>), AcquireError> {
+        let mut set = Some(set);
         let mut no_room = false;
-        let (lease, loaded) = self
-            .params
+        self.params
             .acquire(circuit, |bytes| match set.take().filter(|set| set.bytes() >= bytes) {
                 Some(reserved) => Ok(reserved),
                 None => self.reserve(|| bytes, circuit, rank, wait).map_err(|e| {
@@ -544,10 +561,28 @@ impl Shared {
                     e.to_string()
                 }),
             })
-            .map_err(|e| if no_room { AcquireError::NoRoomNow } else { failed(e) })?;
-        if let Some(held) = held.take() {
-            reservation.join(held);
-        }
+            .map_err(|e| {
+                if no_room {
+                    AcquireError::NoRoomNow
+                } else {
+                    AcquireError::Failed(format!("its parameters: {e}"))
+                }
+            })
+    }
+
+    /// The parameters of `circuit` and the memory of `partitions` partitions in flight
+    /// (none: a preload), for work ranked `rank`: [`Shared::reserve_params`], then
+    /// [`Shared::lease_params`].
+    pub(crate) fn acquire_params(
+        &self,
+        circuit: &CircuitSpec,
+        partitions: usize,
+        rank: Rank,
+        held: &mut Option<Reservation>,
+    ) -> Result<(Lease, Option<Duration>, Option<Reservation>), AcquireError> {
+        let wait = held.is_none();
+        let (reservation, set) = self.reserve_params(circuit, partitions, rank, held)?;
+        let (lease, loaded) = self.lease_params(circuit, set, rank, wait)?;
         Ok((lease, loaded, (partitions > 0).then_some(reservation)))
     }
 
@@ -665,7 +700,7 @@ impl Shared {
                         job.attempts += 1;
                         first_starts.push((Arc::clone(&job.id), job.attempts));
                     }
-                    inputs.push(job.inputs.of(key.partition));
+                    inputs.push((job.first_seed + key.partition as u64, job.inputs.of(key.partition)));
                 }
                 let job = state.jobs.get(&keys[0].seq).expect("looked up above");
                 let number = job.first_proof + keys[0].partition;
@@ -749,7 +784,7 @@ impl Shared {
         }
     }
 
-    /// Synthesizes partitions `keys` of `circuit` (reading `inputs`; the first is proof
+    /// Synthesizes partitions `keys` of `circuit` (of the witness seeds and inputs `inputs`; the first is proof
     /// number `first`) in one strategy call, holding the circuit's parameters and the
     /// memory the partitions take; returns them with the time spent loading parameters and
     /// synthesizing.
@@ -757,18 +792,13 @@ impl Shared {
         &self,
         circuit: &CircuitSpec,
         keys: &[TaskKey],
-        inputs: &[Arc<Vec<u8>>],
+        inputs: &[(u64, Arc<Vec<u8>>)],
         first: usize,
     ) -> Result<(Synthesized, Duration, Duration), SynthesisFailed> {
         let failed = |why: String| SynthesisFailed { why, culprit: None };
-        let jobs: Vec<Job> = keys
+        let jobs: Vec<Job> = inputs
             .iter()
-            .zip(inputs)
-            .map(|(key, input)| Job {
-                circuit: circuit.to_string().into(),
-                seed: key.partition as u64,
-                input: input.to_vec().into(),
-            })
+            .map(|(seed, input)| Job { circuit: circuit.to_string().into(), seed: *seed, input: input.to_vec().into() })
             .collect();
         // Into buffers a device's backend keeps, where a pool has them for this circuit and
         // the rest of the batch's memory is free now; else the worker gives them back and
@@ -779,29 +809,59 @@ impl Shared {
                 None => (None, None, None),
             };
         let rank = (keys[0].rank, keys[0].seq);
-        let acquired = match self.acquire_params(circuit, keys.len(), rank, &mut held) {
-            Err(AcquireError::NoRoomNow) => {
-                drop(lent.take());
-                if let Some(device) = keeper.take() {
-                    device.charge_pooled();
+        let count = keys.len();
+        // With buffers lent, the set is leased first (resident, in the steady state); without
+        // (a cold start), it is read, if it must be, while the batch is synthesized.
+        let (mut reservation, leased, set) = match held.is_some() {
+            true => match self.acquire_params(circuit, count, rank, &mut held) {
+                Ok((lease, loaded, reservation)) => {
+                    (reservation.expect("a partition's memory was asked for"), Some((lease, loaded)), None)
                 }
-                drop(held.take());
-                self.acquire_params(circuit, keys.len(), rank, &mut None)
+                Err(AcquireError::NoRoomNow) => {
+                    drop(lent.take());
+                    if let Some(device) = keeper.take() {
+                        device.charge_pooled();
+                    }
+                    drop(held.take());
+                    let (reservation, set) =
+                        self.reserve_params(circuit, count, rank, &mut None).map_err(|e| failed(e.to_string()))?;
+                    (reservation, None, Some(set))
+                }
+                Err(e) => return Err(failed(e.to_string())),
+            },
+            false => {
+                let (reservation, set) =
+                    self.reserve_params(circuit, count, rank, &mut None).map_err(|e| failed(e.to_string()))?;
+                (reservation, None, Some(set))
             }
-            acquired => acquired,
         };
-        let (lease, loaded, reservation) = acquired.map_err(|e| failed(e.to_string()))?;
-        let mut reservation = reservation.expect("a partition's memory was asked for");
+        let start = Instant::now();
+        let (synthesized, took, leased) = std::thread::scope(|scope| {
+            let loading = set.map(|set| scope.spawn(move || self.lease_params(circuit, set, rank, true)));
+            // The pipeline's synthesis step: the strategy, with the circuit's own public
+            // inputs computed beside it and checked.
+            let synthesized = catch_unwind(AssertUnwindSafe(|| {
+                pipeline::synthesize_into_lent(self.strategy.as_ref(), lent, 0, first, &jobs)
+            }));
+            let took = start.elapsed();
+            let leased = match loading {
+                Some(loading) => loading.join().unwrap_or_else(|panic| {
+                    Err(AcquireError::Failed(format!(
+                        "reading its parameters panicked: {}",
+                        bellhop_plugin_sdk::panic_message(&*panic)
+                    )))
+                }),
+                None => Ok(leased.expect("leased before synthesis")),
+            };
+            (synthesized, took, leased)
+        });
+        // A set read beside the synthesis failed: what was synthesized (into no lent buffers:
+        // with those the set is leased first) is dropped.
+        let (lease, loaded) = leased.map_err(|e| failed(e.to_string()))?;
         if loaded.is_some() {
             self.metrics.params_loaded(&circuit.to_string());
         }
         let shape = lease.srs.shape();
-        let start = Instant::now();
-        // The pipeline's synthesis step: the strategy, with the circuit's own public inputs
-        // computed beside it and checked.
-        let synthesized = catch_unwind(AssertUnwindSafe(|| {
-            pipeline::synthesize_into_lent(self.strategy.as_ref(), lent, 0, first, &jobs)
-        }));
         if !matches!(synthesized, Ok(Ok(_))) {
             // The lent buffers are back in their pool: charged there before the
             // reservation goes.
@@ -818,7 +878,6 @@ impl Shared {
                 }
                 other => failed(other.to_string()),
             })?;
-        let took = start.elapsed();
         if synthesized.len() != keys.len() {
             return Err(failed(format!(
                 "the strategy returned {} assignments for {} jobs",

@@ -521,6 +521,7 @@ async fn benchmark_only_circuits_are_refused() {
         circuit,
         input: b"{}".to_vec(),
         partitions: 1,
+        first_seed: 0,
         priority: None,
         prepared: None,
         aggregation: None,

@@ -95,6 +95,7 @@ pub fn decode_submit(request: pb::SubmitProofRequest) -> Result<JobRequest, Stat
         circuit,
         input: decoded.input,
         partitions: decoded.partitions,
+        first_seed: 0,
         priority,
         prepared: prepared.partitions,
         aggregation: prepared.aggregation,
