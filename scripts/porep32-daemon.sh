@@ -14,7 +14,8 @@
 #
 # It runs in a session of its own that outlives a call; called again with the same WORK it
 # only waits, up to WAIT seconds (560), then copies what there is to OUT as one archive.
-# SIZE (32GiB), BACKEND (cuda), COUNT, BUDGET, WORKERS, STATUS_PORT (9821, on 127.0.0.1);
+# SIZE (32GiB), BACKEND (cuda), COUNT, BUDGET, WORKERS, BATCH (`[pipeline] batch`, 1; a
+# run with another batch has a directory of its own), STATUS_PORT (9821, on 127.0.0.1);
 # SIZE=2KiB BACKEND=cpu checks it anywhere. On a machine with two GPUs the daemon proves
 # on both (`[backend] devices` left out: every GPU).
 set -euo pipefail
@@ -22,7 +23,7 @@ bundle="$(cd "$(dirname "$0")" && pwd)"
 bh="$bundle/bellhop"
 work="${WORK:?set WORK to a directory kept between calls}"
 size="${SIZE:-32GiB}"
-run="$work/daemon-$size"
+run="$work/daemon-$size${BATCH:+-batch$BATCH}"
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
 if [[ "${1:-}" == --session ]]; then
@@ -39,6 +40,7 @@ strategy = "pce"
 cache_dir = "$work/pce"
 [pipeline]
 lookahead = 1
+batch = ${BATCH:-1}
 [memory]
 budget = "${BUDGET:-120GiB}"
 [daemon]
@@ -100,6 +102,6 @@ if [[ ! -f "$run/started" ]]; then
 fi
 deadline=$((SECONDS + ${WAIT:-560}))
 while [[ ! -f "$run/ended" && $SECONDS -lt $deadline ]]; do sleep 5; done
-tar -czf "$out/daemon-$size.tgz" -C "$run" --exclude state --exclude bellhop.sock --exclude 'request*.json' .
+tar -czf "$out/daemon-$size${BATCH:+-batch$BATCH}.tgz" -C "$run" --exclude state --exclude bellhop.sock --exclude 'request*.json' .
 tail -n 20 "$run/session.log"
 [[ -f "$run/ended" ]] && echo "== ended" || echo "== still running: call again with the same WORK"

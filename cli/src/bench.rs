@@ -3,11 +3,11 @@
 
 use std::{process::ExitCode, sync::Arc, time::Instant};
 
-use anyhow::{bail, Result};
-use bellhop_engine::{Engine, JobRequest, Outcome, Submitted, Waited};
+use anyhow::{bail, Context as _, Result};
+use bellhop_engine::{Engine, JobRequest, Submitted};
 use serde_json::json;
 
-use super::Context;
+use super::{proof_of, Context};
 use bellhop_host::{
     config::parse_size,
     memory,
@@ -115,14 +115,8 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         .collect::<Result<_>>()?;
     // When the last warm-up proof was done: from there, the engine is in its steady state.
     let mut warm = start;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
     for (n, job) in submitted.iter().enumerate() {
-        match runtime.block_on(engine.wait_for(job, None))? {
-            Waited::Done(Outcome::Completed { .. } | Outcome::Benchmarked { .. }) => {}
-            Waited::Done(Outcome::Failed(why)) => bail!("proof {n} failed: {why}"),
-            Waited::Done(other) => bail!("proof {n} ended {}", other.name()),
-            Waited::Timeout => unreachable!("waited without a timeout"),
-        }
+        proof_of(&engine, job).with_context(|| format!("proof {n}"))?;
         if n + 1 == args.warmup {
             warm = Instant::now();
         }

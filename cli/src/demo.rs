@@ -2,12 +2,12 @@
 
 use std::{process::ExitCode, sync::Arc, time::Instant};
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use bellhop_circuits::CircuitSpec;
-use bellhop_engine::{Engine, JobRequest, Outcome, Waited};
+use bellhop_engine::{Engine, JobRequest};
 use rand::rngs::OsRng;
 
-use super::{params::generate, prove::hex, Context};
+use super::{params::generate, proof_of, prove::hex, Context};
 use bellhop_host::{
     config::Config,
     params::{self, Srs},
@@ -43,13 +43,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     engine.provide_params(&spec, Arc::new(srs));
     let t = Instant::now();
     let submitted = engine.submit(JobRequest::new(spec, Vec::new())?).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
-    let proof = match runtime.block_on(engine.wait_for(&submitted, None))? {
-        Waited::Done(Outcome::Completed { proof, .. }) => proof,
-        Waited::Done(Outcome::Failed(why)) => anyhow::bail!("{why}"),
-        Waited::Done(other) => anyhow::bail!("the proof ended {}", other.name()),
-        Waited::Timeout => unreachable!("waited without a timeout"),
-    };
+    let proof = proof_of(&engine, &submitted)?.context("the job completed without a proof")?;
     let prove_time = t.elapsed();
     drop(engine);
     println!("  proved and verified in {:.2} s", prove_time.as_secs_f64());

@@ -10,14 +10,14 @@ use std::{
 
 use anyhow::{bail, Context as _, Result};
 use bellhop_circuits::CircuitSpec;
-use bellhop_engine::{Engine, JobRequest, Outcome, Waited};
+use bellhop_engine::{Engine, JobRequest};
 use bellperson::groth16::{prepare_verifying_key, verify_proof, Proof, VerifyingKey};
 use blstrs::{Bls12, Scalar};
 use ff::Field;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use super::{warn_if_unverified, Context};
+use super::{proof_of, warn_if_unverified, Context};
 use bellhop_host::{phases::PhaseTable, pipeline::Randomness, prover::Blinding};
 
 #[derive(Debug, clap::Args)]
@@ -145,13 +145,7 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
     if request.aggregation.is_some() {
         eprintln!("its {count} partitions' proofs are aggregated (filecoin-proofs' SnarkPack)");
     }
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
-    let proof = match runtime.block_on(engine.wait_for(&submitted, None))? {
-        Waited::Done(Outcome::Completed { proof, .. }) => proof,
-        Waited::Done(Outcome::Failed(why)) => bail!("{why}"),
-        Waited::Done(other) => bail!("the proof ended {}", other.name()),
-        Waited::Timeout => unreachable!("waited without a timeout"),
-    };
+    let proof = proof_of(&engine, &submitted)?.context("the job completed without a proof")?;
     let elapsed = start.elapsed();
     // Stopped, so that the last proof's buffers are freed (and that phase recorded).
     drop(engine);
