@@ -13,7 +13,7 @@ use bellhop_host::{
     ab::{self, AbOptions, AbReport},
     config::{set_key, Config},
     pipeline::Workload,
-    session::{load_params, Session},
+    session::load_params,
     stats,
 };
 
@@ -118,19 +118,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
         Config::from_table(&tables[1]).map_err(|e| anyhow::anyhow!("config of B: {e}"))?,
     ];
     let labels = [label(&tables[0], &tables[1], &configs[0]), label(&tables[1], &tables[0], &configs[1])];
-    let mut sessions = [
-        Session::open(&configs[0], &context.plugin_dir).context("opening A")?,
-        Session::open(&configs[1], &context.plugin_dir).context("opening B")?,
-    ];
-    let srs = if args.synthesis_only {
-        None
-    } else {
-        let srs = load_params(&configs[0], &spec, args.params.as_deref())?;
-        for session in &mut sessions {
-            session.keep_bases(&srs)?;
-        }
-        Some(srs)
-    };
+    let srs = if args.synthesis_only { None } else { Some(load_params(&configs[0], &spec, args.params.as_deref())?) };
     let options = AbOptions {
         runs: args.runs,
         warmup: args.warmup,
@@ -144,10 +132,16 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let bar = indicatif::ProgressBar::new((2 * (args.runs + args.warmup)) as u64);
     bar.set_style(indicatif::ProgressStyle::with_template("ab {msg} [{bar:30}] {pos}/{len} runs, {elapsed}")?);
     bar.set_message(spec.to_string());
-    let report =
-        ab::run(&workload, srs.as_deref(), [&sessions[0], &sessions[1]], labels, &options, &context.phases, &|| {
-            bar.inc(1)
-        })?;
+    let report = bellhop_engine::ab::run(
+        &workload,
+        srs,
+        [&configs[0], &configs[1]],
+        &context.plugin_dir,
+        labels,
+        &options,
+        &context.phases,
+        &|| bar.inc(1),
+    )?;
     bar.finish_and_clear();
 
     std::fs::create_dir_all(&args.report).with_context(|| format!("cannot create {}", args.report.display()))?;

@@ -284,6 +284,11 @@ impl Device {
         }
     }
 
+    /// Waits until the buffers of its proofs so far are freed.
+    pub(crate) fn settle(&self) {
+        self.dealloc.flush();
+    }
+
     /// The device's memory now, as its backend reports it.
     pub(crate) fn memory(&self) -> Option<bellhop_plugin_sdk::DeviceMemory> {
         self.opened().ok().and_then(|backend| backend.memory())

@@ -11,6 +11,7 @@
 //! job ends in exactly one [`Outcome`]; waiters learn it through [`Engine::wait`], and it
 //! is kept for `[daemon] keep_results`.
 
+pub mod ab;
 mod budget;
 mod device;
 mod job;
@@ -59,6 +60,16 @@ pub struct Engine {
     journal: JournalStatus,
     /// An engine in process journals here, removed after it.
     _state_dir: Option<tempfile::TempDir>,
+}
+
+/// Synthesis held back ([`Engine::pause_synthesis`]) until dropped.
+pub struct SynthesisPaused<'a>(&'a Engine);
+
+impl Drop for SynthesisPaused<'_> {
+    fn drop(&mut self) {
+        self.0.shared.lock().paused -= 1;
+        self.0.shared.work.notify_all();
+    }
 }
 
 /// What `preload` did.
@@ -303,6 +314,7 @@ impl Engine {
                 stopping: false,
                 next_seq: 0,
                 next_proof: 0,
+                paused: 0,
                 jobs: HashMap::new(),
                 ids: HashMap::new(),
                 requests: HashMap::new(),
@@ -336,33 +348,26 @@ impl Engine {
         let (requeued, kept) = shared.recover(recovered);
         let journal = JournalStatus { state_dir: state_dir.display().to_string(), requeued, kept, damaged };
         let mut threads = Vec::new();
-        for n in 0..workers {
-            let shared = Arc::clone(&shared);
-            threads.push(
-                std::thread::Builder::new()
-                    .name(format!("bellhop-synthesis-{n}"))
-                    .spawn(move || {
-                        scheduler::supervise(
-                            || shared.synthesis_worker(n),
-                            |panic| shared.worker_died(Worker::Synthesis(n), panic),
-                        )
-                    })
-                    .context("starting a synthesis worker")?,
-            );
-        }
-        for d in 0..shared.devices.len() {
-            let shared = Arc::clone(&shared);
-            threads.push(
-                std::thread::Builder::new()
-                    .name(format!("bellhop-device-{d}"))
-                    .spawn(move || {
-                        scheduler::supervise(
-                            || shared.device_worker(d),
-                            |panic| shared.worker_died(Worker::Device(d), panic),
-                        )
-                    })
-                    .context("starting a device worker")?,
-            );
+        // The workers report to the starting thread's subscriber (a test's, or the global one).
+        let dispatch = tracing::dispatcher::get_default(Clone::clone);
+        for worker in (0..workers).map(Worker::Synthesis).chain((0..shared.devices.len()).map(Worker::Device)) {
+            let (shared, dispatch) = (Arc::clone(&shared), dispatch.clone());
+            let name = match worker {
+                Worker::Synthesis(n) => format!("bellhop-synthesis-{n}"),
+                Worker::Device(d) => format!("bellhop-device-{d}"),
+            };
+            let run = move || {
+                tracing::dispatcher::with_default(&dispatch, || {
+                    scheduler::supervise(
+                        || match worker {
+                            Worker::Synthesis(n) => shared.synthesis_worker(n),
+                            Worker::Device(d) => shared.device_worker(d),
+                        },
+                        |panic| shared.worker_died(worker, panic),
+                    )
+                })
+            };
+            threads.push(std::thread::Builder::new().name(name).spawn(run).context("starting the engine's workers")?);
         }
         Ok(Self { shared, workers: threads, journal, _state_dir: None })
     }
@@ -644,6 +649,21 @@ impl Engine {
     pub fn provide_params(&self, circuit: &CircuitSpec, srs: Arc<Srs>) {
         let reservation = self.shared.budget.charge(srs.resident_bytes());
         self.shared.params.provide(circuit, srs, reservation);
+    }
+
+    /// Waits until every device has freed the buffers of the proofs it made so far (they
+    /// are freed off the hot path), so that the next measurement does not pay for them.
+    pub fn settle(&self) {
+        for device in &self.shared.devices {
+            device.settle();
+        }
+    }
+
+    /// No synthesis starts until the guard is dropped: jobs submitted meanwhile are queued
+    /// together, and so batched as `[pipeline] batch` allows (an A/B run's jobs).
+    pub fn pause_synthesis(&self) -> SynthesisPaused<'_> {
+        self.shared.lock().paused += 1;
+        SynthesisPaused(self)
     }
 
     /// Reads the parameters of `circuit` from `file` instead of its file in `[params] dir`

@@ -189,6 +189,8 @@ pub(crate) struct State {
     pub(crate) next_seq: u64,
     /// The number the next job's partition 0 gets ([`JobEntry::first_proof`]).
     pub(crate) next_proof: usize,
+    /// Pauses of synthesis held ([`crate::Engine::pause_synthesis`]): none starts meanwhile.
+    pub(crate) paused: usize,
     /// Jobs not ended, and ended ones kept for `[daemon] keep_results`, by sequence.
     pub(crate) jobs: HashMap<u64, JobEntry>,
     /// The job each id names.
@@ -647,6 +649,9 @@ impl Shared {
     /// waiting as `lookahead` per device allows, or as there are workers for `first`'s rank
     /// if that is more: the bench's lookahead, with the daemon's workers all used.
     fn may_start(&self, state: &State, first: &TaskKey) -> bool {
+        if state.paused > 0 {
+            return false;
+        }
         let keep_one = self.workers >= 2 && first.rank.0 < Priority::High;
         let workers = self.workers - usize::from(keep_one);
         state.synthesizing.len() < workers && state.in_flight_at_or_above(first) < workers.max(self.ahead)

@@ -461,9 +461,9 @@ const ABORTING_LIFE: &str = "BELLHOP_TEST_ABORTING_ENGINE";
 async fn a_job_that_kills_the_process_ends_failed_after_max_attempts() {
     const NAME: &str = "a_job_that_kills_the_process_ends_failed_after_max_attempts";
     if let Some(state_dir) = std::env::var_os(ABORTING_LIFE) {
-        let mut config = config(1, 0.0);
+        // The poison job aborts 300 ms after its synthesis, by when the next is journaled.
+        let mut config = holding(config(1, 0.0), LARGE, 300);
         config.daemon.state_dir = state_dir.into();
-        config.synthesis.strategy = bellhop_tests::built_library("fixture_slow_strategy").display().to_string();
         config.synthesis.options.insert("abort_on".into(), LARGE.into());
         let engine = Engine::start(&config, params_dir()).unwrap();
         let journal = engine.status().journal;

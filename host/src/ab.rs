@@ -1,5 +1,6 @@
-//! A/B comparison of two configurations in one process: interleaved runs, per-phase
-//! statistics, and a verdict that does not call noise a change.
+//! A/B comparison of two configurations in one process: interleaved runs (driven by
+//! `bellhop_engine::ab`), per-phase statistics, and a verdict that does not call noise a
+//! change.
 //!
 //! After warm-up, runs alternate A B B A A B ... on the same jobs, so each round is a
 //! pair measured under the same machine conditions (shared machines drift by tens of
@@ -16,20 +17,12 @@
 //! strategies differ only there, and a synthesis-only round costs milliseconds, not
 //! seconds, so enough rounds fit to see a small change through a noisy machine.
 
-use std::{
-    collections::BTreeMap,
-    time::{Duration, Instant},
-};
+use std::collections::BTreeMap;
 
-use bellhop_plugin_sdk::strategy::Job;
 use serde::Serialize;
 
 use crate::{
-    memory,
-    params::Srs,
-    phases::{PhaseLog, GPU_PHASES, PHASES},
-    pipeline::{self, synthesize_batch, PipelineError, PipelineOptions, Randomness, Workload},
-    session::Session,
+    phases::{PhaseRecord, GPU_PHASES, PHASES},
     stats::{bootstrap_median_ci, mann_whitney_p, median, signed_rank_p},
 };
 
@@ -177,130 +170,76 @@ fn value_of(run: &Run, metric: &str) -> Option<f64> {
     }
 }
 
-/// The pause before each synthesis-only run. A rayon pool whose work is done keeps its
-/// threads spinning and yielding for a while before they sleep; on a 2-vCPU machine that
-/// took CPU from the next run's threads in another pool (pce's synthesis measured 74 ms
-/// right after baseline's, 49 ms after its own, and 49.5 ms after baseline's with this
-/// pause). Proved runs do not pause: they run on, as a prover does (and there a pause
-/// did not steady pce's synthesis, which moved between 50 and 78 ms from one process to
-/// the next either way).
-const SETTLE: Duration = Duration::from_millis(50);
-
-/// One run: its phase times (each phase summed over the run's proofs; a batch phase
-/// counts once), page faults, allocations, and peak RSS. Without `srs` the run only
-/// synthesizes the jobs and frees the assignments (a `dealloc` phase).
-fn one_run(
-    session: &Session,
-    srs: Option<&Srs>,
-    jobs: Vec<Job>,
-    options: &PipelineOptions,
-    log: &PhaseLog,
-) -> Result<(Run, f64), PipelineError> {
-    if srs.is_none() {
-        std::thread::sleep(SETTLE);
-    }
-    log.take();
-    let reset = memory::reset_peak_rss();
-    let start = Instant::now();
-    match srs {
-        Some(srs) => {
-            pipeline::run(&session.backend, session.strategy.as_ref(), srs, vec![jobs], options, &|_| {})?;
-        }
-        None => {
-            let synthesized = synthesize_batch(session.strategy.as_ref(), 0, 0, &jobs)?;
-            let _batch = tracing::info_span!("batch", first = 0u64, count = jobs.len() as u64).entered();
-            let _span = tracing::info_span!("dealloc").entered();
-            drop(synthesized);
-        }
-    }
-    let total = start.elapsed().as_secs_f64();
-    let mut run = Run {
-        variant: 0,
-        order: 0,
-        seconds: BTreeMap::new(),
-        faults: BTreeMap::new(),
-        allocations: BTreeMap::new(),
-        peak_rss: if reset { memory::peak_rss() } else { None },
-    };
-    for r in log.take() {
-        if !PHASES.contains(&r.phase.as_str()) {
-            // A plugin's sub-phase (`synthesis.replay_witness_cpu`): kept, not compared.
-            if r.phase.split_once('.').is_some_and(|(phase, _)| PHASES.contains(&phase)) {
-                *run.seconds.entry(r.phase).or_insert(0.0) += r.seconds;
+impl Run {
+    /// Run `order` of `variant` from its phase `records` (each phase summed over the run's
+    /// proofs; a batch phase counts once), its `total` seconds and peak RSS.
+    pub fn from_records(
+        variant: usize,
+        order: usize,
+        records: Vec<PhaseRecord>,
+        total: f64,
+        peak_rss: Option<u64>,
+    ) -> Self {
+        let mut run = Run {
+            variant,
+            order,
+            seconds: BTreeMap::new(),
+            faults: BTreeMap::new(),
+            allocations: BTreeMap::new(),
+            peak_rss,
+        };
+        for r in records {
+            if !PHASES.contains(&r.phase.as_str()) {
+                // A plugin's sub-phase (`synthesis.replay_witness_cpu`): kept, not compared.
+                if r.phase.split_once('.').is_some_and(|(phase, _)| PHASES.contains(&phase)) {
+                    *run.seconds.entry(r.phase).or_insert(0.0) += r.seconds;
+                }
+                continue;
             }
-            continue;
+            *run.seconds.entry(r.phase.clone()).or_insert(0.0) += r.seconds;
+            *run.faults.entry(r.phase.clone()).or_insert(0) += r.faults;
+            if let Some(n) = r.allocations {
+                *run.allocations.entry(r.phase).or_insert(0) += n;
+            }
         }
-        *run.seconds.entry(r.phase.clone()).or_insert(0.0) += r.seconds;
-        *run.faults.entry(r.phase.clone()).or_insert(0) += r.faults;
-        if let Some(n) = r.allocations {
-            *run.allocations.entry(r.phase).or_insert(0) += n;
+        let gpu: Vec<f64> = GPU_PHASES.iter().filter_map(|p| run.seconds.get(*p).copied()).collect();
+        if !gpu.is_empty() {
+            run.seconds.insert("gpu".into(), gpu.iter().sum());
         }
+        run.seconds.insert("total".into(), total);
+        run
     }
-    let gpu: Vec<f64> = GPU_PHASES.iter().filter_map(|p| run.seconds.get(*p).copied()).collect();
-    if !gpu.is_empty() {
-        run.seconds.insert("gpu".into(), gpu.iter().sum());
-    }
-    run.seconds.insert("total".into(), total);
-    Ok((run, total))
 }
 
-/// Runs A and B (`sessions[0]`, `sessions[1]`) on `workload`, interleaved, and compares
-/// them: run k of each takes jobs k·batch onwards. Runs prove with `srs`; without it they
-/// only synthesize, which is all that differs between two strategies, so many more rounds
-/// fit in the same time. `log` must be the [`PhaseLog`] of the installed
-/// [`crate::phases::PhaseLayer`].
-pub fn run(
-    workload: &Workload,
-    srs: Option<&Srs>,
-    sessions: [&Session; 2],
-    labels: [String; 2],
-    options: &AbOptions,
-    log: &PhaseLog,
-    progress: &dyn Fn(),
-) -> Result<AbReport, PipelineError> {
-    let pipeline = PipelineOptions { lookahead: 0, verify: options.verify, randomness: Randomness::Os };
-    let batch = options.batch.max(1);
-    let jobs = |round: usize| -> Vec<Job> { (0..batch).map(|i| workload.job(round * batch + i)).collect() };
-    for round in 0..options.warmup {
-        for session in sessions {
-            one_run(session, srs, jobs(round), &pipeline, log)?;
-            progress();
-        }
+impl AbReport {
+    /// The comparison of A (`labels[0]`) and B on `circuit` from their measured `runs`:
+    /// every phase measured in both, `gpu`, `total` and peak RSS, each judged as
+    /// [`compare`] does at `options.alpha` shared among them (Bonferroni).
+    pub fn new(
+        circuit: String,
+        labels: [String; 2],
+        options: &AbOptions,
+        synthesis_only: bool,
+        runs: Vec<Run>,
+    ) -> Self {
+        let [a, b] = labels;
+        let mut report =
+            AbReport { circuit, a, b, options: options.clone(), synthesis_only, runs, comparisons: vec![] };
+        let metrics: Vec<(&str, &'static str, f64)> = PHASES
+            .iter()
+            .map(|p| (*p, "s", 1e-4))
+            .chain([("gpu", "s", 1e-4), ("total", "s", 1e-4), ("peak_rss", "bytes", f64::from(1u32 << 20))])
+            .filter(|(m, _, _)| !report.values(0, m).is_empty() && !report.values(1, m).is_empty())
+            .collect();
+        let alpha = options.alpha / metrics.len().max(1) as f64;
+        report.comparisons = metrics
+            .iter()
+            .map(|&(metric, unit, floor)| {
+                compare(metric, unit, &report.paired(0, metric), &report.paired(1, metric), alpha, floor, options)
+            })
+            .collect();
+        report
     }
-    let mut runs = Vec::with_capacity(2 * options.runs);
-    for round in 0..options.runs {
-        // A B, then B A: whichever runs second in a pair (warmer caches, the other's
-        // garbage still being freed) alternates, so order effects cancel.
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        for variant in order {
-            let (run, _) = one_run(sessions[variant], srs, jobs(round), &pipeline, log)?;
-            runs.push(Run { variant, order: runs.len(), ..run });
-            progress();
-        }
-    }
-    let mut report = AbReport {
-        circuit: workload.spec.to_string(),
-        a: labels[0].clone(),
-        b: labels[1].clone(),
-        options: options.clone(),
-        synthesis_only: srs.is_none(),
-        runs,
-        comparisons: vec![],
-    };
-    let metrics: Vec<(&str, &'static str, f64)> = PHASES
-        .iter()
-        .map(|p| (*p, "s", 1e-4))
-        .chain([("gpu", "s", 1e-4), ("total", "s", 1e-4), ("peak_rss", "bytes", f64::from(1u32 << 20))])
-        .filter(|(m, _, _)| !report.values(0, m).is_empty() && !report.values(1, m).is_empty())
-        .collect();
-    let alpha = options.alpha / metrics.len().max(1) as f64;
-    report.comparisons = metrics
-        .iter()
-        .map(|&(metric, unit, floor)| {
-            compare(metric, unit, &report.paired(0, metric), &report.paired(1, metric), alpha, floor, options)
-        })
-        .collect();
-    Ok(report)
 }
 
 /// Compares paired samples `a` and `b` (round `k` of each measured together) of one metric.

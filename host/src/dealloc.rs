@@ -47,6 +47,25 @@ impl Dealloc {
     }
 }
 
+impl Dealloc {
+    /// Waits until everything handed over so far is freed.
+    pub fn flush(&self) {
+        let (sender, receiver) = channel();
+        self.drop_later(Flushed(sender));
+        // The thread is gone only when this is being dropped, which cannot be.
+        let _ = receiver.recv();
+    }
+}
+
+/// Says so when the dealloc thread drops it: everything handed over before it is freed.
+struct Flushed(Sender<()>);
+
+impl Drop for Flushed {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
 impl Default for Dealloc {
     fn default() -> Self {
         Self::new()

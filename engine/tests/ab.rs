@@ -1,5 +1,7 @@
 //! `bellhop ab` finds a known regression in its phase and calls A against itself even.
 
+use std::sync::Arc;
+
 use bellhop_circuits::CircuitSpec;
 use bellhop_host::{
     ab::{self, AbOptions, Verdict},
@@ -7,7 +9,6 @@ use bellhop_host::{
     params::{self, Srs},
     phases::{PhaseLayer, PhaseLog},
     pipeline::Workload,
-    session::Session,
 };
 use bellperson::groth16::generate_random_parameters;
 use blstrs::Bls12;
@@ -49,26 +50,27 @@ fn compare(circuit: &str, a_sets: &[(&str, &str)], b_sets: &[(&str, &str)], roun
         )
         .unwrap();
         params::write(&p, &path).unwrap();
-        Srs::read(&path, circuit, false).unwrap()
+        Arc::new(Srs::read(&path, circuit, false).unwrap())
     });
 
-    let open = |sets: &[(&str, &str)]| {
+    let config = |sets: &[(&str, &str)]| {
         let mut table = toml::Table::new();
         for (key, value) in sets {
             set_key(&mut table, key, value).unwrap();
         }
-        Session::open(&Config::from_table(&table).unwrap(), dir.path()).unwrap()
+        Config::from_table(&table).unwrap()
     };
-    let sessions = [open(a_sets), open(b_sets)];
+    let configs = [config(a_sets), config(b_sets)];
     let log = PhaseLog::default();
     let subscriber = tracing_subscriber::registry().with(PhaseLayer::new(log.clone()));
     // Two jobs a run keep both cores busy in synthesis as in proving: single-threaded
     // phases on a 2-vCPU machine land on either vCPU, which need not be equally fast.
     let options = AbOptions { runs: rounds, batch: 2, ..AbOptions::default() };
     tracing::subscriber::with_default(subscriber, || {
-        let (sessions, labels) = ([&sessions[0], &sessions[1]], ["A".into(), "B".into()]);
+        let labels = ["A".into(), "B".into()];
         let workload = Workload::read(spec, None).unwrap();
-        ab::run(&workload, srs.as_ref(), sessions, labels, &options, &log, &|| {}).unwrap()
+        let configs = [&configs[0], &configs[1]];
+        bellhop_engine::ab::run(&workload, srs, configs, dir.path(), labels, &options, &log, &|| {}).unwrap()
     })
 }
 
