@@ -32,7 +32,7 @@ fn end_to_end(c: &mut Criterion) {
         let path = dir.path().join(spec.params_file_name().expect("a catalog circuit"));
         params::write(&params, &path).expect("parameters written");
         let srs = Srs::read(&path, &spec.to_string(), false).expect("parameters read");
-        let options = PipelineOptions { lookahead: 0, verify: false, randomness: Randomness::Os };
+        let options = PipelineOptions { verify: false, randomness: Randomness::Os };
         let name = spec.to_string();
         group.bench_function(BenchmarkId::new("bellhop-cpu", &name), |b| {
             b.iter(|| {

@@ -413,7 +413,7 @@ impl Device {
             let blinding = |index| randomness.blinding(index);
             // Lent by another device: back to its pool if it still keeps it, else freed.
             let recycler = if std::ptr::eq(keeper, self) {
-                Recycler::over(&backend, &self.dealloc, &self.pool, false)
+                Recycler::over(&backend, &self.dealloc, &self.pool)
             } else {
                 Recycler::giving_back(&self.dealloc, &keeper.pool)
             };

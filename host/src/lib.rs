@@ -13,7 +13,6 @@ pub mod ab;
 pub mod config;
 pub mod cuzk_config;
 pub mod dealloc;
-mod lookahead;
 pub mod memory;
 pub mod params;
 pub mod phases;

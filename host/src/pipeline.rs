@@ -1,20 +1,12 @@
-//! The proving pipeline: synthesis of the next batches overlaps proving of the current
-//! one (bounded lookahead), as many batches at once, each on its own thread, as keep
-//! proving busy by the measured times; every proof is verified before it is returned
-//! (unless turned off); large buffers are freed off the hot path. A backend that proves
-//! whole batches (`Capabilities::PROVE_BATCH`, ABI 1.2) proves each batch in one call;
-//! other backends proof by proof ([`prover::prove`]).
+//! The two steps of a proof that the engine schedules: synthesis of a batch of jobs in one
+//! strategy call ([`synthesize_into_lent`]), and proving what it made ([`prove_synthesized`]):
+//! in one call for a backend that proves whole batches (`Capabilities::PROVE_BATCH`, ABI
+//! 1.2), else proof by proof ([`prover::prove`]); every proof is verified before it is
+//! handed on (unless turned off), and large buffers are freed off the hot path.
 
 use std::{
-    collections::BTreeMap,
     panic::{catch_unwind, AssertUnwindSafe},
     path::Path,
-    sync::{
-        atomic::{AtomicUsize, Ordering},
-        mpsc::channel,
-        Mutex,
-    },
-    time::Instant,
 };
 
 use anyhow::{bail, Context as _};
@@ -32,11 +24,10 @@ use tracing::info_span;
 
 use crate::{
     dealloc::Dealloc,
-    lookahead::{BatchTimes, Slots},
     params::Srs,
     phases::record_subphase,
     prover::{self, Blinding, ProveError},
-    recycler::{KeptPool, Lent, Recycler},
+    recycler::{Lent, Recycler},
     session::OpenedBackend,
 };
 
@@ -158,12 +149,9 @@ impl ProvedJob {
     }
 }
 
-/// How the pipeline runs.
+/// How [`run`] proves.
 #[derive(Clone, Debug)]
 pub struct PipelineOptions {
-    /// Batches synthesis may run ahead of proving, each on a thread of its own; as many as
-    /// keep proving busy run at once (measured). 0 runs them one after the other.
-    pub lookahead: usize,
     /// Verify every proof before returning it.
     pub verify: bool,
     /// Where `r` and `s` come from.
@@ -183,7 +171,7 @@ pub fn synthesize_batch(
 }
 
 /// [`synthesize_batch`], into `lent`'s buffers where given (one per job, lent from a
-/// [`KeptPool`]: `synthesize_into`); on failure they go back to the pool.
+/// [`KeptPool`](crate::recycler::KeptPool): `synthesize_into`); on failure they go back to the pool.
 pub fn synthesize_into_lent(
     strategy: &dyn Strategy,
     mut lent: Option<Lent<'_>>,
@@ -311,8 +299,11 @@ pub fn prove_synthesized(
     Ok(())
 }
 
-/// Proves `batches` of jobs (each batch synthesized in one strategy call) with `srs` on
-/// `backend`, calling `on_proof` as each proof is done.
+/// Proves `batches` of jobs in order, each synthesized in one strategy call and then proved
+/// ([`synthesize_batch`], [`prove_synthesized`]), with `srs` on `backend`, calling
+/// `on_proof` as each proof is done. The commands prove on the engine (`bellhop-engine`),
+/// which schedules these two steps; this runs them one after the other, for tests and
+/// benchmarks of the steps themselves.
 pub fn run(
     backend: &OpenedBackend,
     strategy: &dyn Strategy,
@@ -321,167 +312,18 @@ pub fn run(
     options: &PipelineOptions,
     on_proof: &(dyn Fn(&ProvedJob) + Sync),
 ) -> Result<Vec<ProvedJob>, PipelineError> {
-    run_after(backend, strategy, srs, None, batches, options, on_proof)
-}
-
-/// As [`run`], with the first batch already synthesized: `first` is what
-/// [`synthesize_batch`] returned for it (as batch 0, proof 0), `batches` the ones after it.
-/// A fresh process synthesizes its first batch while it opens the backend and reads the
-/// parameters.
-pub fn run_synthesized_first(
-    backend: &OpenedBackend,
-    strategy: &dyn Strategy,
-    srs: &Srs,
-    first: Vec<(Job, Assignment)>,
-    batches: Vec<Vec<Job>>,
-    options: &PipelineOptions,
-    on_proof: &(dyn Fn(&ProvedJob) + Sync),
-) -> Result<Vec<ProvedJob>, PipelineError> {
-    run_after(backend, strategy, srs, Some(first), batches, options, on_proof)
-}
-
-/// [`run`] after `first`, when given, which is batch 0.
-fn run_after(
-    backend: &OpenedBackend,
-    strategy: &dyn Strategy,
-    srs: &Srs,
-    first: Option<Vec<(Job, Assignment)>>,
-    batches: Vec<Vec<Job>>,
-    options: &PipelineOptions,
-    on_proof: &(dyn Fn(&ProvedJob) + Sync),
-) -> Result<Vec<ProvedJob>, PipelineError> {
     let dealloc = Dealloc::new();
-    // A proof's buffers are reused for the one after the next (synthesis runs ahead by up
-    // to `lookahead` batches), where the backend keeps them.
-    let most =
-        first.iter().map(Vec::len).chain(batches.iter().map(Vec::len)).max().unwrap_or(0) * (options.lookahead + 2);
-    let pool = KeptPool::new(most);
-    let recycler = Recycler::over(backend, &dealloc, &pool, true);
-    // Batch numbers count `first` as batch 0; `batches[i]` is batch `i + skip`.
-    let skip = usize::from(first.is_some());
-    let sizes = first.iter().map(Vec::len).chain(batches.iter().map(Vec::len));
-    let firsts: Vec<usize> = sizes.scan(0, |next, size| Some(std::mem::replace(next, *next + size))).collect();
-    let synthesize =
-        |batch: usize, jobs: &[Job]| synthesize_into_lent(strategy, pool.lend(jobs), batch, firsts[batch], jobs);
-    let prove = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
-        let blinding = |index| options.randomness.blinding(index);
-        prove_synthesized(
-            backend,
-            srs,
-            firsts[batch],
-            synthesized,
-            blinding,
-            options.verify,
-            &recycler,
-            &mut |proved| {
-                on_proof(&proved);
-                out.push(proved);
-            },
-        )
-    };
-    // What was synthesized but is not proved (the run failed) goes back to the recycler.
-    let unproved = |result: Result<Vec<(Job, Assignment)>, PipelineError>| {
-        if let Ok(synthesized) = result {
-            recycler.spent_all(synthesized);
-        }
-    };
-
+    let recycler = Recycler::off(&dealloc);
     let mut proved = Vec::new();
-    if options.lookahead == 0 {
-        if let Some(first) = first {
-            prove(0, first, &mut proved)?;
-        }
-        for (batch, jobs) in (skip..).zip(&batches) {
-            prove(batch, synthesize(batch, jobs)?, &mut proved)?;
-        }
-        return Ok(proved);
+    let mut first = 0;
+    for (batch, jobs) in batches.iter().enumerate() {
+        let synthesized = synthesize_batch(strategy, batch, first, jobs)?;
+        let blinding = |index| options.randomness.blinding(index);
+        prove_synthesized(backend, srs, first, synthesized, blinding, options.verify, &recycler, &mut |p| {
+            on_proof(&p);
+            proved.push(p);
+        })?;
+        first += jobs.len();
     }
-    // `lookahead` synthesis threads, of which as many claim batches at once as keep the
-    // prover busy (BatchTimes): one at first, then synthesis over proving time. A claimed
-    // batch holds its slot until the prover takes it, so at most `lookahead` synthesized
-    // batches wait beside the one being proved.
-    let slots = Slots::new(1);
-    let next = AtomicUsize::new(0);
-    let times = Mutex::new(BatchTimes::default());
-    // The synthesis threads report to the caller's subscriber, under the caller's span.
-    let (dispatch, parent) = (tracing::dispatcher::get_default(Clone::clone), tracing::Span::current());
-    std::thread::scope(|scope| {
-        let (sender, receiver) = channel();
-        for _ in 0..options.lookahead {
-            let (sender, dispatch, parent, slots, next, times) =
-                (sender.clone(), &dispatch, &parent, &slots, &next, &times);
-            let (batches, synthesize) = (&batches, &synthesize);
-            scope.spawn(move || {
-                tracing::dispatcher::with_default(dispatch, || {
-                    let _parent = parent.clone().entered();
-                    // A thread stops past the last batch (claims come in order, so every
-                    // later claim would be too), on a failure, when the prover is gone or
-                    // on a panic: in each case the others stop claiming too.
-                    let _stop = StopOnDrop(slots);
-                    while slots.claim() {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(jobs) = batches.get(i) else { return };
-                        let start = Instant::now();
-                        let result = synthesize(i + skip, jobs);
-                        times.lock().unwrap_or_else(|p| p.into_inner()).synthesized(start.elapsed().as_secs_f64());
-                        let failed = result.is_err();
-                        if let Err(returned) = sender.send((i, result)) {
-                            return unproved(returned.0 .1);
-                        }
-                        if failed {
-                            return;
-                        }
-                    }
-                })
-            });
-        }
-        drop(sender);
-        // However proving ends, the synthesis threads stop claiming batches.
-        let _stop = StopOnDrop(&slots);
-        let prove_timed = |batch: usize, synthesized: Vec<(Job, Assignment)>, out: &mut Vec<ProvedJob>| {
-            let start = Instant::now();
-            prove(batch, synthesized, out)?;
-            let mut times = times.lock().unwrap_or_else(|p| p.into_inner());
-            times.proved(start.elapsed().as_secs_f64());
-            if let Some(concurrency) = times.concurrency(options.lookahead) {
-                if slots.set_limit(concurrency) {
-                    tracing::debug!("synthesizing {concurrency} batch(es) at once");
-                }
-            }
-            Ok::<_, PipelineError>(())
-        };
-        let mut ready = BTreeMap::new();
-        let proving = (|| {
-            if let Some(first) = first {
-                prove_timed(0, first, &mut proved)?;
-            }
-            // Batches arrive in the order their synthesis ends; they are proved in order.
-            let mut want = 0;
-            for (i, result) in &receiver {
-                ready.insert(i, result);
-                while let Some(result) = ready.remove(&want) {
-                    slots.release();
-                    prove_timed(want + skip, result?, &mut proved)?;
-                    want += 1;
-                }
-            }
-            Ok(())
-        })();
-        if proving.is_err() {
-            // The synthesis threads stop after their current batch; what they made, and
-            // what waited, is not proved.
-            slots.close();
-            ready.into_values().chain(receiver.iter().map(|(_, result)| result)).for_each(unproved);
-        }
-        proving.map(|()| proved)
-    })
-}
-
-/// Closes the synthesis slots when dropped.
-struct StopOnDrop<'a>(&'a Slots);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.close();
-    }
+    Ok(proved)
 }

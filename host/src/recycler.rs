@@ -206,32 +206,28 @@ pub struct Recycler<'a> {
     /// The backend that keeps the pool's assignments, where it keeps any.
     backend: Option<&'a dyn Backend>,
     pool: Option<&'a KeptPool>,
-    /// Release the pool's free assignments when dropped (the pool ends with it).
-    release_on_drop: bool,
 }
 
 impl<'a> Recycler<'a> {
     /// A recycler that frees everything on `dealloc`.
     pub fn off(dealloc: &'a Dealloc) -> Self {
-        Self { dealloc, backend: None, pool: None, release_on_drop: false }
+        Self { dealloc, backend: None, pool: None }
     }
 
     /// A recycler that keeps assignments in `pool` where `backend` keeps host memory and
     /// proves one proof per `proof_msms` call (the one call that reads the assignment in
-    /// place); else it frees them, but for those the pool already keeps. With
-    /// `release_on_drop`, the pool's free assignments are released when it is dropped
-    /// (a pool that lives no longer than it); without, the pool's owner releases them
-    /// ([`KeptPool::release_free`]) before the backend is closed.
-    pub fn over(backend: &'a OpenedBackend, dealloc: &'a Dealloc, pool: &'a KeptPool, release_on_drop: bool) -> Self {
+    /// place); else it frees them, but for those the pool already keeps. The pool's owner
+    /// releases what it keeps ([`KeptPool::release_free`]) before the backend is closed.
+    pub fn over(backend: &'a OpenedBackend, dealloc: &'a Dealloc, pool: &'a KeptPool) -> Self {
         let reads_in_place = backend.msm_calls() == MsmCalls::OneCall && !backend.proves_whole_batches();
         let backend: Option<&dyn Backend> = reads_in_place.then_some(backend.as_ref());
-        Self { dealloc, backend, pool: Some(pool), release_on_drop }
+        Self { dealloc, backend, pool: Some(pool) }
     }
 
     /// A recycler that gives back to `pool` what it keeps and frees the rest: for a proof
     /// on another backend than the one that keeps the pool's assignments.
     pub fn giving_back(dealloc: &'a Dealloc, pool: &'a KeptPool) -> Self {
-        Self { dealloc, backend: None, pool: Some(pool), release_on_drop: false }
+        Self { dealloc, backend: None, pool: Some(pool) }
     }
 
     /// `assignment`, of `circuit`, is spent: back to the pool if kept there, kept for a
@@ -256,21 +252,6 @@ impl<'a> Recycler<'a> {
     /// Frees other buffers of a proof off the hot path.
     pub fn drop_later<T: Send + 'static>(&self, value: T) {
         self.dealloc.drop_later(value);
-    }
-}
-
-impl Drop for Recycler<'_> {
-    /// Releases the pool's free assignments, if it ends here.
-    fn drop(&mut self) {
-        let (Some(backend), Some(pool), true) = (self.backend, self.pool, self.release_on_drop) else { return };
-        let in_use = {
-            let state = pool.state();
-            state.kept.len().saturating_sub(state.free.len())
-        };
-        if in_use > 0 {
-            tracing::error!("{in_use} page-locked assignments were not returned to be released");
-        }
-        pool.release_free(backend, self.dealloc, true);
     }
 }
 

@@ -59,16 +59,13 @@ fn bellperson_bytes(params: &Parameters<Bls12>, spec: &CircuitSpec, seed: u64, b
     bytes
 }
 
-fn bellhop_bytes(session: &Session, srs: &Srs, spec: &CircuitSpec, seeds: &[u64], lookahead: usize) -> Vec<Vec<u8>> {
+fn bellhop_bytes(session: &Session, srs: &Srs, spec: &CircuitSpec, seeds: &[u64]) -> Vec<Vec<u8>> {
     let jobs: Vec<Vec<Job>> = seeds
         .iter()
         .map(|&seed| vec![Job { circuit: spec.to_string().into(), seed, input: Default::default() }])
         .collect();
-    let options = PipelineOptions {
-        lookahead,
-        verify: true,
-        randomness: Randomness::Fixed(seeds.iter().map(|&s| blinding(s)).collect()),
-    };
+    let options =
+        PipelineOptions { verify: true, randomness: Randomness::Fixed(seeds.iter().map(|&s| blinding(s)).collect()) };
     let proved = pipeline::run(&session.backend, session.strategy.as_ref(), srs, jobs, &options, &|_| {}).unwrap();
     proved.iter().map(|p| p.proof_bytes()).collect()
 }
@@ -80,7 +77,7 @@ fn check_byte_identical(spec: &str) {
     let srs = Srs::read(&path, &spec.to_string(), true).unwrap();
     let session = Session::open(&Config::default(), &dir).unwrap();
     let seeds = [3u64, 4];
-    let ours = bellhop_bytes(&session, &srs, &spec, &seeds, 1);
+    let ours = bellhop_bytes(&session, &srs, &spec, &seeds);
     for (seed, ours) in seeds.iter().zip(&ours) {
         let theirs = bellperson_bytes(&params, &spec, *seed, blinding(*seed));
         assert_eq!(ours.len(), 192);
@@ -112,7 +109,7 @@ fn parameters_of_another_circuit_are_refused() {
     let srs = Srs::read(&path, "chain:600", false).unwrap();
     let session = Session::open(&Config::default(), &dir).unwrap();
     let jobs = vec![vec![Job { circuit: "chain:600".into(), seed: 1, input: Default::default() }]];
-    let options = PipelineOptions { lookahead: 0, verify: true, randomness: Randomness::Os };
+    let options = PipelineOptions { verify: true, randomness: Randomness::Os };
     let e = pipeline::run(&session.backend, session.strategy.as_ref(), &srs, jobs, &options, &|_| {})
         .unwrap_err()
         .to_string();
@@ -164,7 +161,7 @@ fn fixed_blinding_is_never_reused() {
     let srs = Srs::read(&path, "chain:50", false).unwrap();
     let session = Session::open(&Config::default(), &dir).unwrap();
     let job = |seed| vec![Job { circuit: "chain:50".into(), seed, input: Default::default() }];
-    let options = PipelineOptions { lookahead: 0, verify: true, randomness: Randomness::Fixed(vec![blinding(1)]) };
+    let options = PipelineOptions { verify: true, randomness: Randomness::Fixed(vec![blinding(1)]) };
     let e = pipeline::run(&session.backend, session.strategy.as_ref(), &srs, vec![job(1), job(2)], &options, &|_| {})
         .unwrap_err()
         .to_string();
@@ -223,7 +220,7 @@ fn one_proof(name: &str) -> OneProof {
     let srs = Srs::read(&path, &spec.to_string(), true).unwrap();
     let session = Session::open(&Config::default(), &dir).unwrap();
     let jobs = vec![vec![Job { circuit: spec.to_string().into(), seed: 1, input: Default::default() }]];
-    let options = PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(vec![blinding(1)]) };
+    let options = PipelineOptions { verify: true, randomness: Randomness::Fixed(vec![blinding(1)]) };
     OneProof { dir, srs, session, jobs, options }
 }
 

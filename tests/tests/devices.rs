@@ -268,3 +268,29 @@ async fn two_workers_prove_jobs_of_two_priorities_within_a_budget_of_one_partiti
     let memory = engine.status().memory;
     assert!(memory.reserved_bytes <= memory.budget_bytes, "{memory:?}");
 }
+
+/// With fixed r and s, the proofs the engine makes from kept host memory (rewritten buffers
+/// from the second partition on) are byte for byte the embedded CPU backend's.
+#[test]
+fn proofs_from_kept_host_memory_are_the_cpu_backends_byte_for_byte() {
+    use bellhop_host::{pipeline::Randomness, prover::Blinding};
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let blindings: Vec<Blinding> =
+        (0..6u64).map(|i| Blinding { r: blstrs::Scalar::from(10 + i), s: blstrs::Scalar::from(20 + i) }).collect();
+    let proofs = |config: &Config| {
+        let engine = Engine::in_process(config, &build_dir(), Randomness::Fixed(blindings.clone())).unwrap();
+        let submitted = engine.submit(job(6)).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        match runtime.block_on(engine.wait_for(&submitted, None)).unwrap() {
+            Waited::Done(Outcome::Completed { proof, .. }) => proof,
+            other => panic!("{other:?}"),
+        }
+    };
+    let kept = proofs(&keeping_config(dir.path(), &log));
+    let cpu = proofs(&Config { backend: Default::default(), ..keeping_config(dir.path(), &log) });
+    assert_eq!(kept.len(), 6 * 192);
+    assert!(kept == cpu, "the proofs from kept memory differ from the cpu backend's");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(calls.lines().any(|l| l.starts_with("proof ") && !l.ends_with("fresh")), "none read kept memory: {calls}");
+}

@@ -106,7 +106,7 @@ fn jobs(spec: FilecoinSpec, input: &[u8]) -> Vec<Job> {
 /// Proves every partition of `input` with `config`: the proofs concatenated.
 fn prove(config: &Config, srs: &Srs, spec: FilecoinSpec, input: &[u8]) -> Vec<u8> {
     let session = Session::open(config, &build_dir()).unwrap();
-    let options = PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Os };
+    let options = PipelineOptions { verify: true, randomness: Randomness::Os };
     let proved =
         pipeline::run(&session.backend, session.strategy.as_ref(), srs, vec![jobs(spec, input)], &options, &|_| {})
             .unwrap();

@@ -19,7 +19,7 @@ fn proof_bytes(config: &Config, srs: &Srs, spec: &CircuitSpec) -> Vec<u8> {
     let session = Session::open(config, &build_dir()).unwrap();
     let jobs = vec![vec![Job { circuit: spec.to_string().into(), seed: 9, input: Default::default() }]];
     let blinding = Blinding { r: Scalar::from(5u64), s: Scalar::from(6u64) };
-    let options = PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(vec![blinding]) };
+    let options = PipelineOptions { verify: true, randomness: Randomness::Fixed(vec![blinding]) };
     let proved = pipeline::run(&session.backend, session.strategy.as_ref(), srs, jobs, &options, &|_| {}).unwrap();
     proved[0].proof_bytes()
 }

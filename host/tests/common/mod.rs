@@ -38,14 +38,14 @@ pub fn job(spec: &CircuitSpec, seed: u64) -> Job {
     Job { circuit: spec.to_string().into(), seed, input: Default::default() }
 }
 
-/// Two batches of two `poseidon-merkle:3` jobs with fixed r and s, lookahead 1, and their
+/// Two batches of two `poseidon-merkle:3` jobs with fixed r and s, and their
 /// parameters in `dir`.
 pub fn two_batches(dir: &Path) -> (Srs, Vec<Vec<Job>>, PipelineOptions) {
     let spec: CircuitSpec = "poseidon-merkle:3".parse().unwrap();
     let srs = params_in(dir, &spec, 3);
     let batches = vec![vec![job(&spec, 1), job(&spec, 2)], vec![job(&spec, 3), job(&spec, 4)]];
     let blindings = (0..4u64).map(|i| Blinding { r: Scalar::from(10 + i), s: Scalar::from(20 + i) }).collect();
-    (srs, batches, PipelineOptions { lookahead: 1, verify: true, randomness: Randomness::Fixed(blindings) })
+    (srs, batches, PipelineOptions { verify: true, randomness: Randomness::Fixed(blindings) })
 }
 
 /// The baseline strategy on two threads.
