@@ -7,7 +7,7 @@ use anyhow::{bail, Context as _, Result};
 use bellhop_engine::{Engine, JobRequest, Submitted};
 use serde_json::json;
 
-use super::{proof_of, Context};
+use super::Context;
 use bellhop_host::{
     config::parse_size,
     memory,
@@ -116,7 +116,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     // When the last warm-up proof was done: from there, the engine is in its steady state.
     let mut warm = start;
     for (n, job) in submitted.iter().enumerate() {
-        proof_of(&engine, job).with_context(|| format!("proof {n}"))?;
+        engine.proof_of(job).with_context(|| format!("proof {n}"))?;
         if n + 1 == args.warmup {
             warm = Instant::now();
         }

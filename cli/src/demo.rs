@@ -7,7 +7,7 @@ use bellhop_circuits::CircuitSpec;
 use bellhop_engine::{Engine, JobRequest};
 use rand::rngs::OsRng;
 
-use super::{params::generate, proof_of, prove::hex, Context};
+use super::{params::generate, prove::hex, Context};
 use bellhop_host::{
     config::Config,
     params::{self, Srs},
@@ -43,7 +43,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     engine.provide_params(&spec, Arc::new(srs));
     let t = Instant::now();
     let submitted = engine.submit(JobRequest::new(spec, Vec::new())?).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let proof = proof_of(&engine, &submitted)?.context("the job completed without a proof")?;
+    let proof = engine.proof_of(&submitted)?.context("the job completed without a proof")?;
     let prove_time = t.elapsed();
     drop(engine);
     println!("  proved and verified in {:.2} s", prove_time.as_secs_f64());

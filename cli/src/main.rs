@@ -167,20 +167,6 @@ impl Context {
     }
 }
 
-/// Waits until the job `submitted` names ends on `engine`: its proof (none for a
-/// benchmark's, whose proofs prove nothing), or why it did not complete.
-fn proof_of(engine: &bellhop_engine::Engine, submitted: &bellhop_engine::Submitted) -> Result<Option<Vec<u8>>> {
-    use bellhop_engine::{Outcome, Waited};
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
-    match runtime.block_on(engine.wait_for(submitted, None))? {
-        Waited::Done(Outcome::Completed { proof, .. }) => Ok(Some(proof)),
-        Waited::Done(Outcome::Benchmarked { .. }) => Ok(None),
-        Waited::Done(Outcome::Failed(why)) => anyhow::bail!("{why}"),
-        Waited::Done(other) => anyhow::bail!("job {} ended {}", submitted.job_id, other.name()),
-        Waited::Timeout => unreachable!("waited without a timeout"),
-    }
-}
-
 /// Says at the start, before any proof, that proofs will not be checked.
 fn warn_if_unverified(config: &bellhop_host::config::Config) {
     if !config.pipeline.verify {

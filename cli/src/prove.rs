@@ -17,7 +17,7 @@ use ff::Field;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use super::{proof_of, warn_if_unverified, Context};
+use super::{warn_if_unverified, Context};
 use bellhop_host::{phases::PhaseTable, pipeline::Randomness, prover::Blinding};
 
 #[derive(Debug, clap::Args)]
@@ -145,7 +145,7 @@ pub(super) fn prove(context: &Context, args: &ProveArgs) -> Result<ExitCode> {
     if request.aggregation.is_some() {
         eprintln!("its {count} partitions' proofs are aggregated (filecoin-proofs' SnarkPack)");
     }
-    let proof = proof_of(&engine, &submitted)?.context("the job completed without a proof")?;
+    let proof = engine.proof_of(&submitted)?.context("the job completed without a proof")?;
     let elapsed = start.elapsed();
     // Stopped, so that the last proof's buffers are freed (and that phase recorded).
     drop(engine);

@@ -20,7 +20,7 @@ use bellhop_host::{
 };
 use bellhop_plugin_sdk::strategy::{Job, Strategy};
 
-use crate::{Engine, JobRequest, Outcome, Waited};
+use crate::{Engine, JobRequest};
 
 /// The pause before each synthesis-only run. A rayon pool whose work is done keeps its
 /// threads spinning and yielding for a while before they sleep; on a 2-vCPU machine that
@@ -81,14 +81,8 @@ impl Variant {
                         .map(|job| engine.submit(request(workload, job)).map_err(|e| anyhow::anyhow!("{e}")))
                         .collect::<anyhow::Result<Vec<_>>>()?
                 };
-                let runtime = tokio::runtime::Builder::new_current_thread().build()?;
                 for job in &submitted {
-                    match runtime.block_on(engine.wait_for(job, None))? {
-                        Waited::Done(Outcome::Completed { .. } | Outcome::Benchmarked { .. }) => {}
-                        Waited::Done(Outcome::Failed(why)) => anyhow::bail!("{why}"),
-                        Waited::Done(other) => anyhow::bail!("job {} ended {}", job.job_id, other.name()),
-                        Waited::Timeout => unreachable!("waited without a timeout"),
-                    }
+                    engine.proof_of(job)?;
                 }
                 // Its buffers freed within the run, as a proof's are before it returns.
                 engine.settle();
@@ -101,15 +95,18 @@ impl Variant {
 /// A job of one partition, as `job` (from [`Workload::job`]) describes it.
 fn request(workload: &Workload, job: &Job) -> JobRequest {
     let input = job.input.to_vec();
-    let prepared = workload.prepared.is_some();
+    // A prepared partition reads its own input alone.
+    let (input, prepared) = match workload.prepared {
+        Some(_) => (Vec::new(), Some(vec![input])),
+        None => (input, None),
+    };
     JobRequest {
         request_id: None,
         circuit: workload.spec,
-        // A prepared partition reads its own input alone.
-        input: if prepared { Vec::new() } else { input.clone() },
+        input,
         partitions: 1,
         first_seed: job.seed,
-        prepared: prepared.then(|| vec![input]),
+        prepared,
         aggregation: None,
         priority: None,
     }

@@ -488,6 +488,20 @@ impl Engine {
         Self::wait_on(outcome, timeout).await.ok_or_else(not_found)
     }
 
+    /// Waits, blocking this thread (not an async task's), until the job `submitted` names
+    /// ends: its proof (none for a benchmark's, whose proofs prove nothing), or why it did
+    /// not complete. For the commands that run an engine in process.
+    pub fn proof_of(&self, submitted: &Submitted) -> anyhow::Result<Option<Vec<u8>>> {
+        let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+        match runtime.block_on(self.wait_for(submitted, None))? {
+            Waited::Done(Outcome::Completed { proof, .. }) => Ok(Some(proof)),
+            Waited::Done(Outcome::Benchmarked { .. }) => Ok(None),
+            Waited::Done(Outcome::Failed(why)) => anyhow::bail!("{why}"),
+            Waited::Done(Outcome::Cancelled) => anyhow::bail!("job {} was cancelled", submitted.job_id),
+            Waited::Timeout => unreachable!("waited without a timeout"),
+        }
+    }
+
     /// The outcome `outcome` will carry, or a timeout; `None` if the job was dropped unended.
     async fn wait_on(mut outcome: watch::Receiver<Option<Outcome>>, timeout: Option<Duration>) -> Option<Waited> {
         let ended = async {

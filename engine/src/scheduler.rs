@@ -816,11 +816,14 @@ impl Shared {
         let rank = (keys[0].rank, keys[0].seq);
         let count = keys.len();
         // With buffers lent, the set is leased first (resident, in the steady state); without
-        // (a cold start), it is read, if it must be, while the batch is synthesized.
-        let (mut reservation, leased, set) = match held.is_some() {
-            true => match self.acquire_params(circuit, count, rank, &mut held) {
+        // them (a cold start, or no room for the rest now), it is read, if it must be, while
+        // the batch is synthesized.
+        let mut acquired = None;
+        if held.is_some() {
+            match self.acquire_params(circuit, count, rank, &mut held) {
                 Ok((lease, loaded, reservation)) => {
-                    (reservation.expect("a partition's memory was asked for"), Some((lease, loaded)), None)
+                    let reservation = reservation.expect("a partition's memory was asked for");
+                    acquired = Some((reservation, (lease, loaded)));
                 }
                 Err(AcquireError::NoRoomNow) => {
                     drop(lent.take());
@@ -828,13 +831,13 @@ impl Shared {
                         device.charge_pooled();
                     }
                     drop(held.take());
-                    let (reservation, set) =
-                        self.reserve_params(circuit, count, rank, &mut None).map_err(|e| failed(e.to_string()))?;
-                    (reservation, None, Some(set))
                 }
                 Err(e) => return Err(failed(e.to_string())),
-            },
-            false => {
+            }
+        }
+        let (mut reservation, leased, set) = match acquired {
+            Some((reservation, leased)) => (reservation, Some(leased), None),
+            None => {
                 let (reservation, set) =
                     self.reserve_params(circuit, count, rank, &mut None).map_err(|e| failed(e.to_string()))?;
                 (reservation, None, Some(set))

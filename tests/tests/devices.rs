@@ -281,11 +281,7 @@ fn proofs_from_kept_host_memory_are_the_cpu_backends_byte_for_byte() {
     let proofs = |config: &Config| {
         let engine = Engine::in_process(config, &build_dir(), Randomness::Fixed(blindings.clone())).unwrap();
         let submitted = engine.submit(job(6)).unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-        match runtime.block_on(engine.wait_for(&submitted, None)).unwrap() {
-            Waited::Done(Outcome::Completed { proof, .. }) => proof,
-            other => panic!("{other:?}"),
-        }
+        engine.proof_of(&submitted).unwrap().expect("a real circuit's job completes with a proof")
     };
     let kept = proofs(&keeping_config(dir.path(), &log));
     let cpu = proofs(&Config { backend: Default::default(), ..keeping_config(dir.path(), &log) });
