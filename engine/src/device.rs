@@ -400,10 +400,7 @@ impl Device {
             Err(why) => return (Vec::new(), Some(Fault::Device(why))),
         };
         let count = assignments.len();
-        let synthesized: Vec<(Job, Assignment)> = assignments
-            .into_iter()
-            .map(|pooled| (Job { circuit: circuit.into(), seed: 0, input: Vec::new().into() }, pooled.take()))
-            .collect();
+        let assignments: Vec<Assignment> = assignments.into_iter().map(Pooled::take).collect();
         if let Err(e) = self.keep(srs) {
             tracing::warn!("device {} could not keep the bases of {}: {e:#}", self.ordinal, srs.path.display());
         }
@@ -417,9 +414,19 @@ impl Device {
             } else {
                 Recycler::giving_back(&self.dealloc, &keeper.pool)
             };
-            pipeline::prove_synthesized(&backend, srs, first, synthesized, blinding, verify, &recycler, &mut |p| {
-                proofs.push(p.proof_bytes());
-            })
+            pipeline::prove_synthesized(
+                &backend,
+                srs,
+                circuit,
+                first,
+                assignments,
+                blinding,
+                verify,
+                &recycler,
+                &mut |p| {
+                    proofs.push(p.proof_bytes());
+                },
+            )
         }));
         let fault = match proved {
             Ok(Ok(())) if proofs.len() == count => None,

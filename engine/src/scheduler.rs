@@ -893,7 +893,7 @@ impl Shared {
                 keys.len()
             )));
         }
-        let measured: Vec<u64> = synthesized.iter().map(|(_, a)| in_flight_bytes(a, &shape)).collect();
+        let measured: Vec<u64> = synthesized.iter().map(|a| in_flight_bytes(a, &shape)).collect();
         if let Some(&most) = measured.iter().max() {
             self.params.measured(circuit, most);
         }
@@ -901,7 +901,7 @@ impl Shared {
         let parts = keys
             .iter()
             .zip(synthesized)
-            .map(|(key, (job, assignment))| (key.clone(), Pooled::new(assignment, &job.circuit, keeper.cloned())))
+            .map(|(key, assignment)| (key.clone(), Pooled::new(assignment, &jobs[0].circuit, keeper.cloned())))
             .collect();
         Ok((Synthesized { lease, parts, reservation }, loaded.unwrap_or_default(), took))
     }

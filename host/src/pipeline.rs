@@ -166,7 +166,7 @@ pub fn synthesize_batch(
     batch: usize,
     first: usize,
     jobs: &[Job],
-) -> Result<Vec<(Job, Assignment)>, PipelineError> {
+) -> Result<Vec<Assignment>, PipelineError> {
     synthesize_into_lent(strategy, None, batch, first, jobs)
 }
 
@@ -178,7 +178,7 @@ pub fn synthesize_into_lent(
     batch: usize,
     first: usize,
     jobs: &[Job],
-) -> Result<Vec<(Job, Assignment)>, PipelineError> {
+) -> Result<Vec<Assignment>, PipelineError> {
     let _batch = info_span!("batch", first = first as u64, count = jobs.len() as u64).entered();
     let _span = info_span!("synthesis").entered();
     // The circuit's own public inputs are computed beside the strategy's synthesis.
@@ -206,13 +206,12 @@ pub fn synthesize_into_lent(
     if let Some(lent) = lent {
         lent.fill(&mut assignments);
     }
-    let synthesized: Vec<(Job, Assignment)> = jobs.iter().cloned().zip(assignments).collect();
-    for (offset, ((job, assignment), expected)) in synthesized.iter().zip(expected).enumerate() {
+    for (offset, ((job, assignment), expected)) in jobs.iter().zip(&assignments).zip(expected).enumerate() {
         if let Err(error) =
             expected.and_then(|expected| prover::check_public_inputs(assignment, &expected, &job.circuit))
         {
             if let Some(pool) = pool {
-                for (job, assignment) in synthesized {
+                for (job, assignment) in jobs.iter().zip(assignments) {
                     // What the pool does not keep is freed here.
                     let _ = pool.take_back(&job.circuit, assignment);
                 }
@@ -220,11 +219,11 @@ pub fn synthesize_into_lent(
             return Err(PipelineError::Prove { index: first + offset, error });
         }
     }
-    Ok(synthesized)
+    Ok(assignments)
 }
 
-/// The proving step the pipeline and the engine share: `synthesized`, proofs number
-/// `first` on, proved the way `backend` offers (the whole batch in one call where it has
+/// The proving step the pipeline and the engine share: `assignments` of `circuit` (the
+/// circuit `srs` is for), proofs number `first` on, proved the way `backend` offers (the whole batch in one call where it has
 /// PROVE_BATCH, else one by one, its h and MSMs in one call where it has PROOF_MSMS), with
 /// the blinding `blinding` gives each, verified if `verify` (a panic in the verifier is an
 /// error), and handed to `proved` one by one in order. Each assignment, proved or not, goes
@@ -233,73 +232,73 @@ pub fn synthesize_into_lent(
 pub fn prove_synthesized(
     backend: &OpenedBackend,
     srs: &Srs,
+    circuit: &str,
     first: usize,
-    synthesized: Vec<(Job, Assignment)>,
+    assignments: Vec<Assignment>,
     blinding: impl Fn(usize) -> Result<Blinding, PipelineError>,
     verify: bool,
     recycler: &Recycler<'_>,
     proved: &mut dyn FnMut(ProvedJob),
 ) -> Result<(), PipelineError> {
     // Verifies a proof (inside its `proof` span) and hands it on.
-    let mut finish = |index: usize, circuit: String, proof: Proof<Bls12>, public_inputs: Vec<Scalar>| {
+    let mut finish = |index: usize, proof: Proof<Bls12>, public_inputs: Vec<Scalar>| {
         if verify {
-            catch_unwind(AssertUnwindSafe(|| prover::verify(srs, &proof, &public_inputs, &circuit)))
+            catch_unwind(AssertUnwindSafe(|| prover::verify(srs, &proof, &public_inputs, circuit)))
                 .unwrap_or_else(|panic| {
                     Err(ProveError::Verifier {
-                        circuit: circuit.clone(),
+                        circuit: circuit.to_string(),
                         error: format!("the verifier panicked: {}", panic_message(&*panic)),
                     })
                 })
                 .map_err(|error| PipelineError::Prove { index, error })?;
         }
-        proved(ProvedJob { index, circuit, proof, public_inputs });
+        proved(ProvedJob { index, circuit: circuit.to_string(), proof, public_inputs });
         Ok::<_, PipelineError>(())
     };
-    if backend.proves_whole_batches() && !synthesized.is_empty() {
+    if backend.proves_whole_batches() && !assignments.is_empty() {
         // (A recycler keeps nothing for a backend that proves whole batches.)
-        let mut blindings = Vec::with_capacity(synthesized.len());
-        for (offset, (job, assignment)) in synthesized.iter().enumerate() {
-            prover::check_inputs(srs, assignment, &job.circuit)
+        let mut blindings = Vec::with_capacity(assignments.len());
+        for (offset, assignment) in assignments.iter().enumerate() {
+            prover::check_inputs(srs, assignment, circuit)
                 .map_err(|error| PipelineError::Prove { index: first + offset, error })?;
             blindings.push(blinding(first + offset)?);
         }
-        let assignments: Vec<&Assignment> = synthesized.iter().map(|(_, a)| a).collect();
         let proofs = {
-            let _batch = info_span!("batch", first = first as u64, count = synthesized.len() as u64).entered();
-            prover::prove_whole_batch(backend.as_ref(), srs, &assignments, &blindings)
+            let _batch = info_span!("batch", first = first as u64, count = assignments.len() as u64).entered();
+            let batch: Vec<&Assignment> = assignments.iter().collect();
+            prover::prove_whole_batch(backend.as_ref(), srs, &batch, &blindings)
                 .map_err(|error| PipelineError::Prove { index: first, error })?
         };
-        for (offset, ((job, assignment), proof)) in synthesized.iter().zip(proofs).enumerate() {
+        for (offset, (assignment, proof)) in assignments.iter().zip(proofs).enumerate() {
             let _proof = info_span!("proof", index = (first + offset) as u64).entered();
-            finish(first + offset, job.circuit.to_string(), proof, prover::public_inputs(assignment))?;
+            finish(first + offset, proof, prover::public_inputs(assignment))?;
         }
-        recycler.drop_later(synthesized);
+        recycler.drop_later(assignments);
         return Ok(());
     }
-    let mut synthesized = synthesized.into_iter().enumerate();
-    while let Some((offset, (job, assignment))) = synthesized.next() {
+    let mut assignments = assignments.into_iter().enumerate();
+    while let Some((offset, assignment)) = assignments.next() {
         let index = first + offset;
         let _proof = info_span!("proof", index = index as u64).entered();
-        let circuit = job.circuit.to_string();
         let proof = match blinding(index) {
             Ok(blinding) => {
-                prover::prove(backend.as_ref(), backend.msm_calls(), srs, assignment, blinding, &circuit, recycler)
+                prover::prove(backend.as_ref(), backend.msm_calls(), srs, assignment, blinding, circuit, recycler)
                     .map_err(|error| PipelineError::Prove { index, error })
             }
             Err(e) => {
-                recycler.spent(&circuit, assignment);
+                recycler.spent(circuit, assignment);
                 Err(e)
             }
         };
-        if let Err(e) = proof.and_then(|(proof, public_inputs)| finish(index, circuit, proof, public_inputs)) {
-            recycler.spent_all(synthesized.map(|(_, proof)| proof));
+        if let Err(e) = proof.and_then(|(proof, public_inputs)| finish(index, proof, public_inputs)) {
+            recycler.spent_all(circuit, assignments.map(|(_, assignment)| assignment));
             return Err(e);
         }
     }
     Ok(())
 }
 
-/// Proves `batches` of jobs in order, each synthesized in one strategy call and then proved
+/// Proves `batches` of jobs of the circuit `srs` is for, in order, each synthesized in one strategy call and then proved
 /// ([`synthesize_batch`], [`prove_synthesized`]), with `srs` on `backend`, calling
 /// `on_proof` as each proof is done. The commands prove on the engine (`bellhop-engine`),
 /// which schedules these two steps; this runs them one after the other, for tests and
@@ -317,9 +316,10 @@ pub fn run(
     let mut proved = Vec::new();
     let mut first = 0;
     for (batch, jobs) in batches.iter().enumerate() {
-        let synthesized = synthesize_batch(strategy, batch, first, jobs)?;
+        let Some(circuit) = jobs.first().map(|job| job.circuit.to_string()) else { continue };
+        let assignments = synthesize_batch(strategy, batch, first, jobs)?;
         let blinding = |index| options.randomness.blinding(index);
-        prove_synthesized(backend, srs, first, synthesized, blinding, options.verify, &recycler, &mut |p| {
+        prove_synthesized(backend, srs, &circuit, first, assignments, blinding, options.verify, &recycler, &mut |p| {
             on_proof(&p);
             proved.push(p);
         })?;

@@ -242,10 +242,10 @@ impl<'a> Recycler<'a> {
         }
     }
 
-    /// Each job's assignment is spent ([`Recycler::spent`]).
-    pub fn spent_all(&self, synthesized: impl IntoIterator<Item = (Job, Assignment)>) {
-        for (job, assignment) in synthesized {
-            self.spent(&job.circuit, assignment);
+    /// Each of `assignments` of `circuit` is spent ([`Recycler::spent`]).
+    pub fn spent_all(&self, circuit: &str, assignments: impl IntoIterator<Item = Assignment>) {
+        for assignment in assignments {
+            self.spent(circuit, assignment);
         }
     }
 
