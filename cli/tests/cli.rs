@@ -68,7 +68,7 @@ fn prove_writes_a_proof_that_bellpersons_verifier_accepts() {
         "--print-inputs",
     ]);
     assert!(ok, "{out}");
-    assert!(out.contains("msm_b_g2") && out.contains("each verified"), "phase table printed:\n{out}");
+    assert!(out.contains("msms") && out.contains("each verified"), "phase table printed:\n{out}");
 
     // An outside verifier: bellperson's, with the vk of the file `params gen` wrote and
     // the public inputs as printed.
@@ -352,7 +352,7 @@ fn bench_reports_every_measured_proof_and_its_phases() {
     let rows = report["per_partition"].as_array().unwrap();
     assert_eq!(rows.len(), 4, "a row per measured proof: {report}");
     for row in rows {
-        for phase in ["synthesis", "h", "msm_h", "msm_b_g2", "verify"] {
+        for phase in ["synthesis", "msms", "msms.h", "msms.msm_h", "msms.msm_b_g2", "verify"] {
             assert!(row[phase].as_f64().is_some_and(|s| s > 0.0), "{phase} of {row}");
         }
     }

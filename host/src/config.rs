@@ -52,13 +52,14 @@ pub struct BackendConfig {
     /// A backend to use when `plugin` cannot be loaded or opened (e.g. `cpu` on a machine
     /// without a GPU). None: such a failure is an error.
     pub fallback: Option<String>,
-    /// A reference backend (e.g. `cpu`, on its device 0) that runs every primitive beside
-    /// this one; the first call whose answers differ fails, naming the phase, the primitive
-    /// and the first index that differs. For backend authors: it costs the reference's time.
+    /// A reference backend (e.g. `cpu`, on its device 0) that runs every call beside this
+    /// one (`proof_msms` against its primitives); the first whose answers differ fails,
+    /// naming the part, the primitive and the first index that differs. For backend
+    /// authors: it costs the reference's time.
     pub shadow: Option<String>,
     /// Whether proofs use the backend's `proof_msms` (h and the five MSMs in one call, the
-    /// data kept on the device; ABI 1.4) where it offers it. false: through the
-    /// primitives, e.g. to compare the two with `bellhop ab`.
+    /// data kept on the device; ABI 1.4) where it offers it. false: the SDK's call made of
+    /// its primitives, e.g. to compare the two with `bellhop ab`.
     pub proof_msms: bool,
     /// The daemon: the longest a device may take over one partition's backend calls
     /// (`"10m"`). Past it, the partition's job fails and the device is marked down until

@@ -24,14 +24,13 @@ use crate::memory;
 
 /// The phases of one proof, in the order the table shows them.
 /// `prove_batch` is the whole proof of a batch in one fused backend call (ABI 1.2), and
-/// `msms` h and the five MSMs of a proof in one call (ABI 1.4, its parts as sub-phases
-/// `msms.h.upload_ntt` ... `msms.msm_b_g2`); such proofs have no h or MSM phases.
-pub const PHASES: [&str; 11] =
-    ["synthesis", "prove_batch", "msms", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "verify", "dealloc"];
+/// `msms` h and the five MSMs of a proof in one call (`proof_msms`), its parts as
+/// sub-phases (`msms.h`, `msms.h.upload_ntt` ... `msms.msm_b_g2`).
+pub const PHASES: [&str; 5] = ["synthesis", "prove_batch", "msms", "verify", "dealloc"];
 
-/// The phases of a proof's h and MSMs, by whichever route they ran: their sum is the
-/// backend's share of a proof (`gpu` in `bellhop ab`).
-pub const GPU_PHASES: [&str; 7] = ["msms", "h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"];
+/// The phases of the backend's share of a proof, by whichever route they ran (`gpu` in
+/// `bellhop ab`).
+pub const GPU_PHASES: [&str; 2] = ["prove_batch", "msms"];
 
 /// The instant phase start times are measured from.
 fn epoch() -> Instant {
@@ -271,8 +270,8 @@ mod tests {
             for index in 0..2u64 {
                 let proof = tracing::info_span!("proof", index);
                 proof.in_scope(|| {
-                    tracing::info_span!("h").in_scope(|| record_subphase("h", "to_coset", 5_000_000));
-                    tracing::info_span!("msm_l").in_scope(|| ());
+                    tracing::info_span!("msms").in_scope(|| record_subphase("msms", "h.to_coset", 5_000_000));
+                    tracing::info_span!("verify").in_scope(|| ());
                     tracing::info_span!("not_a_phase").in_scope(|| ());
                 });
             }
@@ -280,13 +279,13 @@ mod tests {
         let records = log.take();
         let table = PhaseTable::from_records(&records, 2);
         for i in 0..2 {
-            for phase in ["synthesis", "h", "msm_l"] {
+            for phase in ["synthesis", "msms", "verify"] {
                 assert!(table.proofs[i].contains_key(phase), "{phase} of proof {i}: {records:?}");
             }
-            assert!((table.get(i, "h.to_coset") - 0.005).abs() < 1e-9);
+            assert!((table.get(i, "msms.h.to_coset") - 0.005).abs() < 1e-9);
             assert!(!table.proofs[i].contains_key("not_a_phase"));
         }
         let text = table.to_string();
-        assert!(text.contains("msm_b_g2") && text.lines().count() == 3, "{text}");
+        assert!(text.contains("dealloc") && text.lines().count() == 3, "{text}");
     }
 }

@@ -224,7 +224,7 @@ pub fn synthesize_into_lent(
 
 /// The proving step the pipeline and the engine share: `assignments` of `circuit` (the
 /// circuit `srs` is for), proofs number `first` on, proved the way `backend` offers (the whole batch in one call where it has
-/// PROVE_BATCH, else one by one, its h and MSMs in one call where it has PROOF_MSMS), with
+/// PROVE_BATCH, else one by one, its h and MSMs in one `proof_msms` call), with
 /// the blinding `blinding` gives each, verified if `verify` (a panic in the verifier is an
 /// error), and handed to `proved` one by one in order. Each assignment, proved or not, goes
 /// to `recycler`.
@@ -281,10 +281,8 @@ pub fn prove_synthesized(
         let index = first + offset;
         let _proof = info_span!("proof", index = index as u64).entered();
         let proof = match blinding(index) {
-            Ok(blinding) => {
-                prover::prove(backend.as_ref(), backend.msm_calls(), srs, assignment, blinding, circuit, recycler)
-                    .map_err(|error| PipelineError::Prove { index, error })
-            }
+            Ok(blinding) => prover::prove(backend, srs, assignment, blinding, circuit, recycler)
+                .map_err(|error| PipelineError::Prove { index, error }),
             Err(e) => {
                 recycler.spent(circuit, assignment);
                 Err(e)

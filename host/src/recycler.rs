@@ -19,7 +19,7 @@ use bellhop_plugin_sdk::{
     types::Fr,
 };
 
-use crate::{dealloc::Dealloc, prover::MsmCalls, session::OpenedBackend};
+use crate::{dealloc::Dealloc, session::OpenedBackend};
 
 /// Assignments one backend keeps, free or in use, shared by whoever synthesizes into them
 /// and whoever proves them: a pipeline run, or a device of the engine for as long as its
@@ -215,12 +215,11 @@ impl<'a> Recycler<'a> {
     }
 
     /// A recycler that keeps assignments in `pool` where `backend` keeps host memory and
-    /// proves one proof per `proof_msms` call (the one call that reads the assignment in
-    /// place); else it frees them, but for those the pool already keeps. The pool's owner
+    /// proves one proof per `proof_msms` call (which reads the assignment in place, where
+    /// `prove_batch` does not); else it frees them, but for those the pool already keeps. The pool's owner
     /// releases what it keeps ([`KeptPool::release_free`]) before the backend is closed.
     pub fn over(backend: &'a OpenedBackend, dealloc: &'a Dealloc, pool: &'a KeptPool) -> Self {
-        let reads_in_place = backend.msm_calls() == MsmCalls::OneCall && !backend.proves_whole_batches();
-        let backend: Option<&dyn Backend> = reads_in_place.then_some(backend.as_ref());
+        let backend: Option<&dyn Backend> = (!backend.proves_whole_batches()).then_some(backend.as_ref());
         Self { dealloc, backend, pool: Some(pool) }
     }
 

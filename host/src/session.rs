@@ -9,14 +9,16 @@ use std::{
 use anyhow::{Context as _, Result};
 use bellhop_circuits::CircuitSpec;
 use bellhop_plugin_sdk::{
-    backend::Backend, cast, cast_slice, strategy::Strategy, Capabilities, DeviceInfo, DeviceMemory, OpenRequest,
+    backend::{proof_msms_from_primitives, Backend, ProofMsms, ProvingBases},
+    cast, cast_slice,
+    strategy::{Assignment, Strategy},
+    Capabilities, DeviceInfo, DeviceMemory, OpenRequest, PluginError,
 };
 
 use crate::{
     config::Config,
     params::Srs,
     plugins::{Backends, Plugin, Strategies},
-    prover::MsmCalls,
     shadow::Shadowed,
 };
 
@@ -56,9 +58,9 @@ fn open_plugin(plugin: &Plugin<Backends>, config: &Config, plugin_dir: &Path, de
             let request = OpenRequest { device: 0, threads: config.backend.threads, options: "".into() };
             let opened = reference.open(&request).context("[backend] shadow")?;
             let shadow_name = format!("{} ({})", reference.info.name, reference.source);
-            // Whole-batch proofs and one-call MSMs have no primitives to compare: shadowed, a
-            // backend proves with the primitives.
-            let capabilities = plugin.info.capabilities.without(Capabilities::PROVE_BATCH | Capabilities::PROOF_MSMS);
+            // Whole-batch proofs have no reference to compare: shadowed, a backend proves
+            // one proof at a time.
+            let capabilities = plugin.info.capabilities.without(Capabilities::PROVE_BATCH);
             let name = format!("{name} shadowed by {shadow_name}");
             OpenedBackend::new(Box::new(Shadowed::new(backend, opened, shadow_name)), name, capabilities)
         }
@@ -82,14 +84,15 @@ impl OpenedBackend {
         self.capabilities.contains(Capabilities::PROVE_BATCH)
     }
 
-    /// How proofs reach its h and MSMs: in one call where it offers one
-    /// ([`Capabilities::PROOF_MSMS`], unless `[backend] proof_msms = false`), else through
-    /// its primitives.
-    pub fn msm_calls(&self) -> MsmCalls {
+    /// h and the five MSMs of one proof: the backend's own call where it offers one
+    /// ([`Capabilities::PROOF_MSMS`], unless `[backend] proof_msms = false`), else the
+    /// SDK's [`proof_msms_from_primitives`] over its primitives (a plugin built before
+    /// ABI 1.4 has no such call).
+    pub fn proof_msms(&self, bases: ProvingBases<'_>, assignment: &Assignment) -> Result<ProofMsms, PluginError> {
         if self.capabilities.contains(Capabilities::PROOF_MSMS) {
-            MsmCalls::OneCall
+            self.backend.proof_msms(bases, assignment)
         } else {
-            MsmCalls::Primitives
+            proof_msms_from_primitives(self.backend.as_ref(), bases, assignment)
         }
     }
 

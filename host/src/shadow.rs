@@ -1,11 +1,13 @@
-//! `[backend] shadow`: a backend run in lockstep with a reference one. Every primitive runs
-//! on both, and the first call whose answers differ fails with where: the primitive, the
-//! sizes and the first index that differs (the prover adds the phase). What a backend
-//! author needs once the synthetic conformance suites pass and a real circuit still fails.
+//! `[backend] shadow`: a backend run in lockstep with a reference one. Every call a proof
+//! makes runs on both (the backend's own `proof_msms` against the reference's primitives),
+//! and the first whose answers differ fails with where: the call, the sizes and the first
+//! index that differs. What a backend author needs once the synthetic conformance suites
+//! pass and a real circuit still fails.
 
 use bellhop_plugin_sdk::{
-    backend::{Backend, NttDirection},
+    backend::{proof_msms_from_primitives, Backend, NttDirection, ProofMsms, ProvingBases},
     cast,
+    strategy::Assignment,
     types::{Fr, G1Affine, G1Projective, G2Affine, G2Projective},
     DeviceMemory, ErrorKind, PhaseTiming, PluginError,
 };
@@ -109,6 +111,33 @@ impl Backend for Shadowed {
         }
     }
 
+    /// The primary's call against the reference's primitives; where they differ, the
+    /// primitives run in lockstep ([`proof_msms_from_primitives`] over both) say which
+    /// primitive and index, or that every primitive agrees and the call itself is wrong.
+    fn proof_msms(&self, bases: ProvingBases<'_>, assignment: &Assignment) -> Result<ProofMsms, PluginError> {
+        let answer = self.primary.proof_msms(bases, assignment)?;
+        let expected = proof_msms_from_primitives(self.shadow.as_ref(), bases, assignment)?;
+        let g1 = |got: G1Projective, want: G1Projective| {
+            cast::<_, blstrs::G1Projective>(got) != cast::<_, blstrs::G1Projective>(want)
+        };
+        let differs = [
+            ("msm_h", g1(answer.h, expected.h)),
+            ("msm_l", g1(answer.l, expected.l)),
+            ("msm_a", g1(answer.a, expected.a)),
+            ("msm_b_g1", g1(answer.b_g1, expected.b_g1)),
+            (
+                "msm_b_g2",
+                cast::<_, blstrs::G2Projective>(answer.b_g2) != cast::<_, blstrs::G2Projective>(expected.b_g2),
+            ),
+        ];
+        let Some((part, _)) = differs.iter().find(|(_, differs)| *differs) else { return Ok(answer) };
+        let through = match proof_msms_from_primitives(self, bases, assignment) {
+            Err(e) => format!("through the primitives: {}", e.message),
+            Ok(_) => "every primitive agrees, so the call itself combines them wrongly".into(),
+        };
+        Err(self.diverged(format!("proof_msms's {part} differs ({through})")))
+    }
+
     fn keep_bases(&self, g1: &[&[G1Affine]], g2: &[&[G2Affine]]) -> Result<(), PluginError> {
         self.primary.keep_bases(g1, g2)?;
         self.shadow.keep_bases(g1, g2)
@@ -159,6 +188,21 @@ mod tests {
         }
     }
 
+    /// The CPU backend with a `proof_msms` of its own that doubles `l`.
+    struct WrongCall {
+        cpu: CpuBackend,
+    }
+
+    impl Backend for WrongCall {
+        bellhop_plugin_sdk::forward_primitives!(cpu);
+
+        fn proof_msms(&self, bases: ProvingBases<'_>, x: &Assignment) -> Result<ProofMsms, PluginError> {
+            let mut msms = proof_msms_from_primitives(&self.cpu, bases, x)?;
+            msms.l = cast(cast::<_, blstrs::G1Projective>(msms.l).double());
+            Ok(msms)
+        }
+    }
+
     fn shadowed() -> Shadowed {
         Shadowed::new(Box::new(Buggy(CpuBackend::new(1).unwrap())), Box::new(CpuBackend::new(1).unwrap()), "cpu")
     }
@@ -182,5 +226,47 @@ mod tests {
         let e = shadowed().ntt(&mut values, NttDirection::CosetForward).unwrap_err();
         assert!(e.message.contains("ntt CosetForward of length 16 differs first at index 5"), "{e}");
         assert!(shadowed().ntt(&mut values[..4], NttDirection::Inverse).is_ok(), "length 4 has no index 5");
+    }
+
+    /// The fused call is checked too: against the reference's primitives, and where it
+    /// differs, the primitives in lockstep say whether one of them or the call is wrong.
+    #[test]
+    fn proof_msms_is_checked_and_the_wrong_part_named() {
+        use bellhop_plugin_sdk::strategy::Density;
+        let g1 = |i: u64| (blstrs::G1Affine::generator() * Scalar::from(i)).to_affine();
+        let g2 = |i: u64| (blstrs::G2Affine::generator() * Scalar::from(i)).to_affine();
+        let fr = |n: u64| -> Vec<Fr> { (1..=n).map(|i| cast(Scalar::from(i * 7))).collect() };
+        let x = Assignment {
+            a: fr(12).into(),
+            b: fr(12).into(),
+            c: fr(12).into(),
+            inputs: [vec![cast(Scalar::ONE)], fr(1)].concat().into(),
+            aux: fr(10).into(),
+            a_aux_density: Density::from_bits((0..10).map(|i| i % 3 != 0)),
+            b_input_density: Density::from_bits([true, false]),
+            b_aux_density: Density::from_bits((0..10).map(|i| i % 2 == 0)),
+        };
+        let points: Vec<blstrs::G1Affine> = (1..=20).map(g1).collect();
+        let points2: Vec<blstrs::G2Affine> = (1..=20).map(g2).collect();
+        let bases = ProvingBases {
+            h: cast_slice(&points[..15]).into(),
+            l: cast_slice(&points[..10]).into(),
+            a: cast_slice(&points[..12]).into(),
+            b_g1: cast_slice(&points[..12]).into(),
+            b_g2: cast_slice(&points2[..12]).into(),
+        };
+        let reference = || Box::new(CpuBackend::new(1).unwrap());
+        let honest = Shadowed::new(reference(), reference(), "cpu");
+        assert!(honest.proof_msms(bases, &x).is_ok());
+
+        let wrong_call = Shadowed::new(Box::new(WrongCall { cpu: CpuBackend::new(1).unwrap() }), reference(), "cpu");
+        let e = wrong_call.proof_msms(bases, &x).unwrap_err();
+        assert!(e.message.contains("proof_msms's msm_l differs (every primitive agrees"), "{e}");
+
+        let e = shadowed().proof_msms(bases, &x).unwrap_err();
+        assert!(
+            e.message.contains("proof_msms's msm_h differs (through the primitives: h: compute_h of length 16"),
+            "{e}"
+        );
     }
 }

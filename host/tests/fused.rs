@@ -15,7 +15,7 @@ use bellhop_host::{
     params::Srs,
     phases::{PhaseLayer, PhaseLog},
     pipeline::{self, PipelineError},
-    prover::{self, Blinding, MsmCalls, ProveError},
+    prover::{self, Blinding, ProveError},
     recycler::Recycler,
     session::OpenedBackend,
 };
@@ -53,21 +53,14 @@ impl Backend for FusedCpu {
         check_prove_batch(assignments, r, s)?;
         let srs = Srs::read(std::path::Path::new(params), "fused", false).unwrap();
         let dealloc = Dealloc::new();
+        let reference = cpu();
         Ok(assignments
             .iter()
             .zip(r.iter().zip(s))
             .map(|(a, (r, s))| {
                 let blinding = Blinding { r: cast(*r), s: cast(*s) };
-                let (p, _) = prover::prove(
-                    &self.cpu,
-                    MsmCalls::Primitives,
-                    &srs,
-                    (*a).clone(),
-                    blinding,
-                    "fused",
-                    &Recycler::off(&dealloc),
-                )
-                .unwrap();
+                let (p, _) =
+                    prover::prove(&reference, &srs, (*a).clone(), blinding, "fused", &Recycler::off(&dealloc)).unwrap();
                 Proof { a: cast(p.a), b: cast(p.b), c: cast(p.c) }
             })
             .collect())

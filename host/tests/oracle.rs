@@ -244,7 +244,7 @@ fn a_backend_that_answers_wrongly_gets_no_proof_out() {
 }
 
 /// `[backend] shadow`: the lying backend run beside the CPU backend fails at its first
-/// wrong answer, named by phase and primitive, before any proof is made.
+/// wrong answer, named by part and primitive, before any proof is made.
 #[test]
 fn a_shadow_names_the_phase_where_a_backend_first_diverges() {
     let OneProof { dir, srs, session, jobs, options } = one_proof("shadowed");
@@ -255,7 +255,7 @@ fn a_shadow_names_the_phase_where_a_backend_first_diverges() {
         pipeline::run(&backend, session.strategy.as_ref(), &srs, jobs, &options, &|_| panic!("a proof was handed out"));
     let e = out.map(|_| ()).expect_err("the first divergence stops the proof").to_string();
     assert!(
-        e.contains("phase msm_h") && e.contains("msm_g1 of") && e.contains("against the shadow backend cpu"),
+        e.contains("phase msms") && e.contains("msm_h: msm_g1 of") && e.contains("against the shadow backend cpu"),
         "{e}"
     );
     std::fs::remove_dir_all(dir).ok();

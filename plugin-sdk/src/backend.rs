@@ -108,13 +108,11 @@ pub trait Backend: Send + Sync {
     ///   `b_aux_density` marks, times `bases.b_g1` and `bases.b_g2`.
     ///
     /// Behind the seam the assignment is well formed and each base list holds at least
-    /// as many points as its scalars (a backend uses the first ones). The host calls it
-    /// only on backends whose description lists
-    /// [`Capabilities::PROOF_MSMS`](crate::Capabilities); `timings` name the parts. The
-    /// default is an [`ErrorKind::UNSUPPORTED`](crate::ErrorKind) error.
+    /// as many points as its scalars (a backend uses the first ones); `timings` name the
+    /// parts. The default is [`proof_msms_from_primitives`]; a backend whose description
+    /// lists [`Capabilities::PROOF_MSMS`](crate::Capabilities) has a call of its own.
     fn proof_msms(&self, bases: ProvingBases<'_>, assignment: &Assignment) -> Result<ProofMsms, PluginError> {
-        let _ = (bases, assignment);
-        Err(PluginError::unsupported("proof_msms"))
+        proof_msms_from_primitives(self, bases, assignment)
     }
 
     /// ABI 1.6. The host promises that every range in `ranges` stays allocated (it may
@@ -504,9 +502,10 @@ macro_rules! export_backend {
 }
 
 /// [`Backend::proof_msms`] made of `backend`'s own primitives (`compute_h`, `msm_g1`,
-/// `msm_g2`), the A and B scalars gathered from the [`Selection`]s as a device backend
-/// gathers them: the reference a backend's one call is checked against, and a start for a
-/// backend that keeps host memory before it has a call of its own.
+/// `msm_g2`), the A and B scalars gathered from the [`Selection`]s in place: the provided
+/// method, which a backend's own call is checked against. a, b and c are copied to be
+/// padded (the assignment is borrowed); b's and c's copies are freed once h is computed.
+/// `timings`: `h` (its parts as `h.<part>`), then each MSM by name (`msm_h` ... `msm_b_g2`).
 ///
 /// [`Selection`]: crate::selection::Selection
 pub fn proof_msms_from_primitives(
@@ -514,25 +513,46 @@ pub fn proof_msms_from_primitives(
     bases: ProvingBases<'_>,
     x: &Assignment,
 ) -> Result<ProofMsms, PluginError> {
+    use std::time::Instant;
+
     use crate::selection::Selection;
+    check_proof_msms(&bases, x)?;
+    // Part `name`'s result, timed from `start`, its error named after it.
+    fn part<T>(
+        timings: &mut Vec<PhaseTiming>,
+        name: &str,
+        start: Instant,
+        result: Result<T, PluginError>,
+    ) -> Result<T, PluginError> {
+        timings.push(PhaseTiming::new(name, start.elapsed()));
+        result.map_err(|e| PluginError { message: format!("{name}: {}", e.message).into(), ..e })
+    }
+    let mut timings = Vec::new();
     let domain = x.a.len().next_power_of_two();
-    let padded = |v: &[Fr]| v.iter().copied().chain(std::iter::repeat(Fr::default())).take(domain).collect::<Vec<_>>();
-    let (mut a, mut b, mut c) = (padded(&x.a), padded(&x.b), padded(&x.c));
-    backend.compute_h(&mut a, &mut b, &mut c)?;
-    let variables: Vec<Fr> = x.inputs.iter().chain(x.aux.iter()).copied().collect();
-    let gathered = |s: &Selection| {
-        (0..variables.len()).filter(|&i| s.words[i / 64] >> (i % 64) & 1 == 1).map(|i| variables[i]).collect::<Vec<_>>()
+    let padded = |v: &[Fr]| {
+        let mut padded = Vec::with_capacity(domain);
+        padded.extend_from_slice(v);
+        padded.resize(domain, Fr::default());
+        padded
     };
-    let (a_scalars, b_scalars) = (gathered(&Selection::a_query(x)), gathered(&Selection::b_query(x)));
-    let prefix = |bases: &[G1Affine], n: usize| bases[..n].to_vec();
-    Ok(ProofMsms {
-        h: backend.msm_g1(&bases.h[..domain - 1], &a[..domain - 1])?,
-        l: backend.msm_g1(&bases.l[..x.aux.len()], &x.aux)?,
-        a: backend.msm_g1(&prefix(&bases.a, a_scalars.len()), &a_scalars)?,
-        b_g1: backend.msm_g1(&prefix(&bases.b_g1, b_scalars.len()), &b_scalars)?,
-        b_g2: backend.msm_g2(&bases.b_g2[..b_scalars.len()], &b_scalars)?,
-        timings: Vec::new().into(),
-    })
+    let start = Instant::now();
+    let mut h = padded(&x.a);
+    let parts = part(&mut timings, "h", start, backend.compute_h(&mut h, &mut padded(&x.b), &mut padded(&x.c)))?;
+    let start = Instant::now();
+    let msm_h = part(&mut timings, "msm_h", start, backend.msm_g1(&bases.h[..domain - 1], &h[..domain - 1]))?;
+    drop(h);
+    let start = Instant::now();
+    let l = part(&mut timings, "msm_l", start, backend.msm_g1(&bases.l[..x.aux.len()], &x.aux))?;
+    let start = Instant::now();
+    let scalars = Selection::a_query(x).gather(&x.inputs, &x.aux);
+    let a = part(&mut timings, "msm_a", start, backend.msm_g1(&bases.a[..scalars.len()], &scalars))?;
+    let start = Instant::now();
+    let scalars = Selection::b_query(x).gather(&x.inputs, &x.aux);
+    let b_g1 = part(&mut timings, "msm_b_g1", start, backend.msm_g1(&bases.b_g1[..scalars.len()], &scalars))?;
+    let start = Instant::now();
+    let b_g2 = part(&mut timings, "msm_b_g2", start, backend.msm_g2(&bases.b_g2[..scalars.len()], &scalars))?;
+    timings.extend(parts.into_iter().map(|t| PhaseTiming { name: format!("h.{}", t.name).into(), ..t }));
+    Ok(ProofMsms { h: msm_h, l, a, b_g1, b_g2, timings: timings.into() })
 }
 
 /// Inside an `impl Backend for T`: `msm_g1`, `msm_g2`, `ntt` and `compute_h` forwarded to
@@ -666,8 +686,9 @@ mod tests {
         malformed.c.pop();
         let e = backend.proof_msms(bases, &malformed).unwrap_err();
         assert!(e.kind == ErrorKind::INVALID_INPUT && e.message.contains("malformed"), "{e}");
-        // What meets the contract reaches the backend, which does not offer the call.
-        assert_eq!(backend.proof_msms(bases, &assignment).unwrap_err().kind, ErrorKind::UNSUPPORTED);
+        // What meets the contract reaches the backend, whose provided call runs its
+        // primitives (and the NTT's panic comes back as an error).
+        assert_eq!(backend.proof_msms(bases, &assignment).unwrap_err().kind, ErrorKind::PANIC);
     }
 
     #[test]

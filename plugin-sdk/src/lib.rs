@@ -20,7 +20,6 @@ mod description;
 pub mod dirs;
 mod guard;
 pub mod options;
-#[cfg(feature = "rayon")]
 pub mod pool;
 pub mod selection;
 pub mod strategy;

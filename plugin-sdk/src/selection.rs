@@ -1,9 +1,18 @@
 //! The A and B queries' scalars as selections over a proof's variables (its inputs, then
 //! its aux values), for a device backend's [`proof_msms`](crate::backend::Backend::proof_msms)
 //! to gather where the variables lie: one thread per variable writes it, if marked, to
-//! `offsets[word] + (marked bits of its word below it)`.
+//! `offsets[word] + (marked bits of its word below it)`, or for the host to gather
+//! ([`Selection::gather`]).
 
-use crate::strategy::{Assignment, Density};
+use rayon::prelude::*;
+
+use crate::{
+    strategy::{Assignment, Density},
+    types::Fr,
+};
+
+/// Density words per task of [`Selection::gather`]: 16,384 variables.
+const GATHER_WORDS: usize = 256;
 
 /// Which of the variables an MSM takes, in order.
 pub struct Selection {
@@ -50,6 +59,40 @@ impl Selection {
             .collect();
         Self { words, offsets, count: count as usize }
     }
+
+    /// The marked variables' values in order, the variables being `inputs` then `aux` (the
+    /// assignment the selection was made of), gathered in parallel without copying the
+    /// variables: each task copies the values of its words to its own part of the output.
+    pub fn gather(&self, inputs: &[Fr], aux: &[Fr]) -> Vec<Fr> {
+        let mut out = Vec::new();
+        out.par_extend(rayon::iter::repeat_n(Fr::default(), self.count));
+        let mut rest = out.as_mut_slice();
+        let parts: Vec<&mut [Fr]> = (0..self.words.len())
+            .step_by(GATHER_WORDS)
+            .map(|first| {
+                let end = self.offsets.get(first + GATHER_WORDS).map_or(self.count, |&o| o as usize);
+                let (part, tail) = std::mem::take(&mut rest).split_at_mut(end - self.offsets[first] as usize);
+                rest = tail;
+                part
+            })
+            .collect();
+        self.words.par_chunks(GATHER_WORDS).zip(parts).enumerate().for_each(|(task, (words, part))| {
+            let mut next = part.iter_mut();
+            for (w, &word) in words.iter().enumerate() {
+                let first = (task * GATHER_WORDS + w) * 64;
+                let mut word = word;
+                while word != 0 {
+                    let i = first + word.trailing_zeros() as usize;
+                    *next.next().expect("counted") = match i.checked_sub(inputs.len()) {
+                        None => inputs[i],
+                        Some(j) => aux[j],
+                    };
+                    word &= word - 1;
+                }
+            }
+        });
+        out
+    }
 }
 
 #[cfg(test)]
@@ -81,7 +124,7 @@ mod tests {
             ((state >> 11) as f64) < p * (1u64 << 53) as f64
         };
         for inputs in [1, 2, 63, 64, 65, 130] {
-            for aux in [0, 1, 63, 64, 65, 200, 1000] {
+            for aux in [0, 1, 63, 64, 65, 200, 1000, 16_383, 16_385, 40_000] {
                 for density in [0.0, 0.3, 1.0] {
                     let mut bits = |n: usize| -> Vec<bool> { (0..n).map(|_| coin(density)).collect() };
                     let (b_in, a_aux, b_aux) = (bits(inputs), bits(aux), bits(aux));
@@ -102,6 +145,11 @@ mod tests {
                     assert_eq!(gather_like_the_kernel(&a, &values), marked(&vec![true; inputs], &a_aux), "A, {case}");
                     let b = Selection::b_query(&assignment);
                     assert_eq!(gather_like_the_kernel(&b, &values), marked(&b_in, &b_aux), "B, {case}");
+                    // The host's gather, over the inputs and the aux values apart.
+                    let fr = |v: &[u64]| v.iter().map(|&v| Fr([v, 0, 0, 0])).collect::<Vec<_>>();
+                    let (ins, auxs) = (fr(&values[..inputs]), fr(&values[inputs..]));
+                    assert_eq!(a.gather(&ins, &auxs), fr(&marked(&vec![true; inputs], &a_aux)), "A gathered, {case}");
+                    assert_eq!(b.gather(&ins, &auxs), fr(&marked(&b_in, &b_aux)), "B gathered, {case}");
                     assert_eq!(a.words.len(), (inputs + aux).div_ceil(64), "{case}");
                 }
             }
