@@ -50,7 +50,7 @@ use crate::{
     journal::{hex, Accepted, Journal, SharedJournal},
     metrics::{Metrics, Snapshot},
     params::ParamCache,
-    scheduler::{Inputs, JobEntry, Shared, State, Worker},
+    scheduler::{DeviceState, Inputs, JobEntry, Shared, State, Worker},
 };
 
 /// The running engine: its workers run until it is dropped or shut down.
@@ -321,10 +321,7 @@ impl Engine {
                 pending: BTreeSet::new(),
                 synthesizing: BTreeMap::new(),
                 ready: BTreeMap::new(),
-                busy: vec![Vec::new(); devices.len()],
-                down: devices.iter().map(|d| d.opened().err()).collect(),
-                marked_down: vec![0; devices.len()],
-                proved: vec![0; devices.len()],
+                devices: devices.iter().map(|d| DeviceState { down: d.opened().err(), ..Default::default() }).collect(),
                 ended: [0; 3],
                 queued: (0, 0),
             }),
@@ -546,7 +543,8 @@ impl Engine {
             .zip(memories)
             .map(|(device, memory)| {
                 let d = device.ordinal;
-                let job = state.busy[d]
+                let job = state.devices[d]
+                    .proving
                     .first()
                     .and_then(|key| state.jobs.get(&key.seq))
                     .map(|job| (job.id.to_string(), job.kind));
@@ -557,9 +555,9 @@ impl Engine {
                     backend: device.backend_name.clone(),
                     memory_total_bytes: memory.map_or(device.memory_bytes, |m| m.total_bytes),
                     memory_free_bytes: memory.map_or(0, |m| m.free_bytes),
-                    down: state.down[d].clone(),
-                    marked_down: state.marked_down[d],
-                    proved: state.proved[d],
+                    down: state.devices[d].down.clone(),
+                    marked_down: state.devices[d].marked_down,
+                    proved: state.devices[d].proved,
                     current_kind: job.as_ref().map(|(_, kind)| *kind),
                     current_job: job.map(|(id, _)| id),
                     kept_host_bytes: device.pool.free_bytes(),
@@ -746,7 +744,7 @@ impl Drop for Engine {
         let idle = {
             let mut state = self.shared.lock();
             state.stopping = true;
-            state.synthesizing.is_empty() && state.busy.iter().all(Vec::is_empty)
+            state.synthesizing.is_empty() && state.devices.iter().all(|device| device.proving.is_empty())
         };
         self.shared.work.notify_all();
         self.shared.journal.flush();

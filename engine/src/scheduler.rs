@@ -204,18 +204,25 @@ pub(crate) struct State {
     pub(crate) synthesizing: BTreeMap<TaskKey, (usize, Vec<TaskKey>)>,
     /// Synthesized batches waiting for a device, by their first partition.
     pub(crate) ready: BTreeMap<TaskKey, Synthesized>,
-    /// The partitions each device is proving (empty: none).
-    pub(crate) busy: Vec<Vec<TaskKey>>,
-    /// Why each device is down, if it is.
-    pub(crate) down: Vec<Option<String>>,
-    /// Times each device was marked down since start.
-    pub(crate) marked_down: Vec<u64>,
-    /// Partitions each device proved.
-    pub(crate) proved: Vec<u64>,
+    /// Each device's state, by ordinal.
+    pub(crate) devices: Vec<DeviceState>,
     /// Jobs completed, failed and cancelled since start.
     pub(crate) ended: [u64; 3],
     /// Jobs not ended, and the bytes of input they were submitted with.
     pub(crate) queued: (usize, u64),
+}
+
+/// What one device is doing and has done.
+#[derive(Default)]
+pub(crate) struct DeviceState {
+    /// The partitions it is proving (empty: none).
+    pub(crate) proving: Vec<TaskKey>,
+    /// Why it is down, if it is.
+    pub(crate) down: Option<String>,
+    /// Times it was marked down since start.
+    pub(crate) marked_down: u64,
+    /// Partitions it proved.
+    pub(crate) proved: u64,
 }
 
 impl State {
@@ -433,7 +440,7 @@ impl Shared {
 
     /// The device a new job will be proved on, where that is known: the only one up.
     pub(crate) fn assigned_device(&self, state: &State) -> Option<u32> {
-        let mut up = state.down.iter().enumerate().filter(|(_, down)| down.is_none());
+        let mut up = state.devices.iter().enumerate().filter(|(_, device)| device.down.is_none());
         match (up.next(), up.next()) {
             (Some((d, _)), None) => Some(d as u32),
             _ => None,
@@ -912,7 +919,7 @@ impl Shared {
         let mut backoff = self.config.backend.probe_after;
         loop {
             self.journal.flush();
-            let down = self.lock().down[d].clone();
+            let down = self.lock().devices[d].down.clone();
             if let Some(why) = down {
                 if !self.probe(d, &why, &mut backoff) {
                     return;
@@ -930,10 +937,11 @@ impl Shared {
                     }
                     state = self.work.wait(state).unwrap_or_else(|p| p.into_inner());
                 };
-                state.busy[d] = synthesized.parts.iter().map(|(key, _)| key.clone()).collect();
-                let job = state.jobs.get(&state.busy[d][0].seq).expect("ready partitions belong to live jobs");
+                state.devices[d].proving = synthesized.parts.iter().map(|(key, _)| key.clone()).collect();
+                let first = &state.devices[d].proving[0];
+                let job = state.jobs.get(&first.seq).expect("ready partitions belong to live jobs");
                 let (id, circuit) = (Arc::clone(&job.id), job.circuit);
-                let number = job.first_proof + state.busy[d][0].partition;
+                let number = job.first_proof + first.partition;
                 // Room for one more synthesis.
                 self.work.notify_all();
                 (id, synthesized, circuit, number)
@@ -960,11 +968,11 @@ impl Shared {
             // A batch's time, shared by its partitions.
             let took = start.elapsed() / keys.len() as u32;
             let mut state = self.lock();
-            state.busy[d].clear();
+            state.devices[d].proving.clear();
             let mut to_aggregate = Vec::new();
             let proved = proofs.len();
             for (key, proof) in keys.iter().zip(proofs) {
-                state.proved[d] += 1;
+                state.devices[d].proved += 1;
                 to_aggregate.extend(self.file_proof(&mut state, key, proof, took));
             }
             if let Some(fault) = fault {
@@ -1039,14 +1047,14 @@ impl Shared {
         match probed {
             Ok(()) => {
                 tracing::info!("device {d} works again and is back up (it was down: {why})");
-                state.down[d] = None;
+                state.devices[d].down = None;
                 *backoff = self.config.backend.probe_after;
             }
             Err(failed) => {
                 *backoff = (*backoff * 2).min(self.config.backend.probe_after * 16);
                 let first = why.split_once("; the last probe:").map_or(why, |(first, _)| first);
                 tracing::warn!("device {d} is still down: {failed}; probed again in {backoff:?}");
-                state.down[d] = Some(format!("{first}; the last probe: {failed}"));
+                state.devices[d].down = Some(format!("{first}; the last probe: {failed}"));
             }
         }
         self.work.notify_all();
@@ -1056,14 +1064,14 @@ impl Shared {
     /// Marks device `d` down for `why`; its worker probes it from now on.
     fn mark_down(&self, state: &mut State, d: usize, why: &str) {
         tracing::error!("device {d} is marked down: {why}");
-        state.down[d] = Some(why.to_string());
-        state.marked_down[d] += 1;
+        state.devices[d].down = Some(why.to_string());
+        state.devices[d].marked_down += 1;
     }
 
     /// Device `d` failed proving `key`: with another device up, it is marked down and the
     /// partition is queued again; as the last one up, it stays up and the job fails.
     fn device_failed(&self, state: &mut State, d: usize, key: &TaskKey, circuit: &CircuitSpec, why: String) {
-        let others_up = state.down.iter().enumerate().any(|(other, down)| other != d && down.is_none());
+        let others_up = state.devices.iter().enumerate().any(|(other, device)| other != d && device.down.is_none());
         let why = format!("device {d} failed on partition {} of {circuit}: {why}", key.partition);
         if !others_up {
             self.end(state, key.seq, Outcome::Failed(why));
@@ -1087,7 +1095,7 @@ impl Shared {
                 state.synthesizing = others;
                 held.into_values().flat_map(|(_, keys)| keys).collect()
             }
-            Worker::Device(d) => std::mem::take(&mut state.busy[d]),
+            Worker::Device(d) => std::mem::take(&mut state.devices[d].proving),
         };
         tracing::error!("the {worker} died: {panic}; restarted");
         for key in held {
