@@ -148,7 +148,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let markdown = markdown(&report);
     std::fs::write(args.report.join("report.md"), &markdown)?;
     std::fs::write(args.report.join("report.json"), serde_json::to_string_pretty(&report)?)?;
-    std::fs::write(args.report.join("phases.svg"), svg(&report))?;
+    std::fs::write(args.report.join("phases.svg"), svg(&report)?)?;
     print!("{markdown}");
     println!("\nwritten: {}/report.md, report.json, phases.svg", args.report.display());
     Ok(ExitCode::SUCCESS)
@@ -238,72 +238,140 @@ pub(crate) fn markdown(r: &AbReport) -> String {
     out
 }
 
-/// A grouped bar chart of the median time of every phase, A against B, with the
-/// min-max range of the runs as whiskers.
-pub(crate) fn svg(r: &AbReport) -> String {
+/// Every phase's median seconds, A beside B, each with the bootstrap interval of its
+/// median at the report's confidence level; on a log scale where the phases differ by two
+/// orders of magnitude or more. Each phase is labelled with B/A and its verdict.
+pub(crate) fn svg(r: &AbReport) -> Result<String> {
+    use plotters::prelude::*;
+
     let phases: Vec<&ab::Comparison> = r.comparisons.iter().filter(|c| c.unit == "s").collect();
-    let (label_w, bar_w, row_h) = (110.0, 520.0, 34.0);
-    let height = 60.0 + row_h * phases.len() as f64;
-    let max = phases
+    // Per phase, per variant: the median and its interval.
+    let points: Vec<[(f64, f64, f64); 2]> = phases
         .iter()
-        .flat_map(|c| r.values(0, &c.metric).into_iter().chain(r.values(1, &c.metric)))
-        .fold(0.0f64, f64::max)
-        .max(1e-9);
-    let x = |v: f64| label_w + bar_w * v / max;
-    let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-        label_w + bar_w + 170.0
-    );
-    let _ = writeln!(
-        out,
-        "<text x=\"8\" y=\"18\" font-size=\"13\">A/B {}: median seconds per phase (whiskers: min-max)</text>",
-        r.circuit
-    );
-    let _ = writeln!(
-        out,
-        "<rect x=\"8\" y=\"28\" width=\"10\" height=\"10\" fill=\"#4c78a8\"/><text x=\"22\" y=\"37\">A: {}</text>",
-        xml(&r.a)
-    );
-    let _ = writeln!(
-        out,
-        "<rect x=\"8\" y=\"42\" width=\"10\" height=\"10\" fill=\"#f58518\"/><text x=\"22\" y=\"51\">B: {}</text>",
-        xml(&r.b)
-    );
-    for (i, c) in phases.iter().enumerate() {
-        let y = 62.0 + row_h * i as f64;
-        let _ = writeln!(out, "<text x=\"8\" y=\"{}\">{}</text>", y + 16.0, c.metric);
-        for (variant, color) in [(0, "#4c78a8"), (1, "#f58518")] {
-            let values = r.values(variant, &c.metric);
-            let median = stats::median(&values);
-            let (lo, hi) = values.iter().fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
-            let by = y + 2.0 + 13.0 * variant as f64;
-            let _ = writeln!(
-                out,
-                "<rect x=\"{label_w}\" y=\"{by}\" width=\"{:.1}\" height=\"11\" fill=\"{color}\"/>",
-                x(median) - label_w
-            );
-            let _ = writeln!(
-                out,
-                "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#333\"/>",
-                x(lo),
-                x(hi),
-                by + 5.5,
-                by + 5.5
-            );
-        }
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{}\">B/A {:.3} ({})</text>",
-            label_w + bar_w + 8.0,
-            y + 16.0,
-            c.ratio,
-            c.verdict_text()
+        .map(|c| {
+            [0, 1].map(|variant| {
+                let values = r.values(variant, &c.metric);
+                let (lo, hi) = stats::bootstrap_median_ci(&values, r.options.confidence, 2000, 0x5f9);
+                (stats::median(&values), lo, hi)
+            })
+        })
+        .collect();
+    let labels: Vec<String> =
+        phases.iter().map(|c| format!("{}: B/A {:.3}, {}", c.metric, c.ratio, c.verdict_text())).collect();
+    let positive = || points.iter().flatten().flat_map(|&(m, lo, hi)| [m, lo, hi]).filter(|v| *v > 0.0);
+    let (least, most) = (positive().fold(f64::MAX, f64::min), positive().fold(1e-9, f64::max));
+    let rows = phases.len().max(1) as f64;
+    let mut out = String::new();
+    {
+        let height = 110 + 36 * phases.len() as u32;
+        let root = SVGBackend::with_string(&mut out, (960, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let caption = format!(
+            "A/B {}: median seconds per phase, {:.0}% intervals of the median",
+            r.circuit,
+            100.0 * r.options.confidence
         );
+        let mut chart = ChartBuilder::on(&root);
+        chart.caption(caption, ("sans-serif", 15)).margin(12).x_label_area_size(32).y_label_area_size(330);
+        // Phase i is row i from the top; A just above its centre, B just below.
+        let rows_range = -0.5..rows - 0.5;
+        let label = |y: &f64| {
+            let row = (rows - 1.0 - y).round();
+            let exact = (rows - 1.0 - y - row).abs() < 1e-6;
+            labels.get(row as usize).filter(|_| exact && row >= 0.0).cloned().unwrap_or_default()
+        };
+        let legend = [format!("A: {}", r.a), format!("B: {}", r.b)];
+        if least < f64::MAX && most / least >= 100.0 {
+            let chart = chart.build_cartesian_2d((least / 2.0..most * 2.0).log_scale(), rows_range)?;
+            draw_phases(chart, &points, &label, &legend)?;
+        } else {
+            draw_phases(chart.build_cartesian_2d(0.0..most * 1.1, rows_range)?, &points, &label, &legend)?;
+        }
+        root.present()?;
     }
-    out.push_str("</svg>\n");
-    out
+    Ok(out)
 }
 
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+/// Draws `points` (per phase, A's and B's median and interval) on `chart`, rows labelled
+/// by `label`, the variants named by `legend`.
+fn draw_phases<'a, X>(
+    mut chart: plotters::chart::ChartContext<
+        'a,
+        plotters::backend::SVGBackend<'a>,
+        plotters::coord::cartesian::Cartesian2d<X, plotters::coord::types::RangedCoordf64>,
+    >,
+    points: &[[(f64, f64, f64); 2]],
+    label: &dyn Fn(&f64) -> String,
+    legend: &[String; 2],
+) -> Result<()>
+where
+    X: plotters::coord::ranged1d::Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    use plotters::prelude::*;
+
+    let rows = points.len() as f64;
+    chart
+        .configure_mesh()
+        .y_labels(points.len().max(1))
+        .y_label_formatter(label)
+        .disable_y_mesh()
+        .x_desc("seconds")
+        .draw()?;
+    for (variant, color) in [(0, RGBColor(0x4c, 0x78, 0xa8)), (1, RGBColor(0xf5, 0x85, 0x18))] {
+        let bars = points.iter().enumerate().map(move |(i, p)| {
+            let (median, lo, hi) = p[variant];
+            let y = rows - 1.0 - i as f64 + if variant == 0 { 0.15 } else { -0.15 };
+            ErrorBar::new_horizontal(y, lo, median, hi, color.filled().stroke_width(2), 8)
+        });
+        chart
+            .draw_series(bars)?
+            .label(legend[variant].clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 10, y + 4)], color.filled()));
+    }
+    chart.configure_series_labels().border_style(BLACK).background_style(WHITE.mix(0.9)).draw()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// A report of 8 runs a variant whose phases take `seconds` (B's 10% slower).
+    fn report(seconds: &[(&str, f64)]) -> AbReport {
+        let runs = (0..16)
+            .map(|order| {
+                let variant = order % 2;
+                let jitter = 1.0 + 0.01 * (order % 5) as f64 + 0.1 * variant as f64;
+                let seconds: BTreeMap<String, f64> = seconds.iter().map(|(p, s)| (p.to_string(), s * jitter)).collect();
+                ab::Run {
+                    variant,
+                    order,
+                    seconds,
+                    faults: BTreeMap::new(),
+                    allocations: BTreeMap::new(),
+                    peak_rss: None,
+                }
+            })
+            .collect();
+        AbReport::new("chain:1024".into(), ["a.toml".into(), "b <&> c".into()], &AbOptions::default(), false, runs)
+    }
+
+    #[test]
+    fn the_chart_shows_every_phase_on_the_scale_its_spread_needs() {
+        let close = svg(&report(&[("synthesis", 1.0), ("msms", 0.5), ("verify", 0.2)])).unwrap();
+        let spread = svg(&report(&[("synthesis", 2.0), ("msms", 0.01), ("verify", 0.0004)])).unwrap();
+        for chart in [&close, &spread] {
+            assert!(chart.starts_with("<svg") && chart.trim_end().ends_with("</svg>"), "{chart}");
+            for phase in ["synthesis", "msms", "verify"] {
+                assert!(chart.contains(&format!("{phase}: B/A 1.1")), "{phase} labelled with its ratio: {chart}");
+            }
+            // Labels are escaped.
+            assert!(chart.contains("B: b &lt;&amp;&gt; c"), "{chart}");
+        }
+        // Over three orders of magnitude the axis is logarithmic: its ticks are powers of ten.
+        let tick = "\n0.001\n</text>";
+        assert!(spread.contains(tick) && !close.contains(tick), "{spread}");
+    }
 }
