@@ -6,9 +6,8 @@
 //! is probed again (reopened and checked) until it works.
 
 use std::{
-    collections::HashSet,
     panic::{catch_unwind, AssertUnwindSafe},
-    path::{Path, PathBuf},
+    path::Path,
     sync::{
         atomic::{AtomicUsize, Ordering},
         mpsc, Arc, Mutex, MutexGuard,
@@ -31,7 +30,7 @@ use bellhop_host::{
 use bellhop_plugin_sdk::{
     panic_message,
     strategy::{Assignment, Job},
-    Capabilities, ErrorKind,
+    ErrorKind,
 };
 
 /// One configured device.
@@ -50,8 +49,6 @@ pub(crate) struct Device {
     backend: Mutex<Result<Arc<OpenedBackend>, String>>,
     /// The thread of a call that passed `[backend] call_timeout`, until it returns.
     overdue: Mutex<Option<JoinHandle<()>>>,
-    /// Parameter sets it had no room to keep, so warned about once.
-    crowded: Mutex<HashSet<PathBuf>>,
     /// The assignments its backend keeps (page-locked), lent to synthesis for the next
     /// partition of their circuit.
     pub(crate) pool: KeptPool,
@@ -191,7 +188,6 @@ pub(crate) fn open_all(
             memory_bytes,
             backend: Mutex::new(backend.map(Arc::new)),
             overdue: Mutex::default(),
-            crowded: Mutex::default(),
             pool: KeptPool::new(kept),
             pooled: Mutex::new(budget.charge(0)),
             dealloc: Dealloc::new(),
@@ -211,32 +207,10 @@ impl Device {
         locked(&self.backend).clone()
     }
 
-    /// Lets the backend keep `srs`'s bases where its free memory allows (it uploads them
-    /// for every proof otherwise).
+    /// Lets the backend keep `srs`'s bases (where its memory allows: the backend plans
+    /// within its own `device_memory`, else uploads them for every proof).
     pub(crate) fn keep(&self, srs: &Arc<Srs>) -> anyhow::Result<()> {
-        let backend = self.opened().map_err(|e| anyhow::anyhow!("{e}"))?;
-        if backend.keeps(srs) {
-            return Ok(());
-        }
-        if backend.capabilities.contains(Capabilities::GPU) {
-            if let Some(memory) = backend.memory() {
-                // Kept bases take their size on the device, and MSMs need room beside them.
-                if memory.free_bytes < srs.resident_bytes() + srs.resident_bytes() / 4 {
-                    if self.crowded.lock().unwrap_or_else(|p| p.into_inner()).insert(srs.path.clone()) {
-                        tracing::warn!(
-                            "device {} has {} MiB free, too little to keep the bases of {} ({} MiB): they are \
-                             uploaded for every proof",
-                            self.ordinal,
-                            memory.free_bytes >> 20,
-                            srs.path.display(),
-                            srs.resident_bytes() >> 20
-                        );
-                    }
-                    return Ok(());
-                }
-            }
-        }
-        backend.keep_bases(srs)
+        self.opened().map_err(|e| anyhow::anyhow!("{e}"))?.keep_bases(srs)
     }
 
     /// Stops keeping `srs`'s bases.

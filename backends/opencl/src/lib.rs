@@ -83,6 +83,8 @@ pub struct OpenCl {
     origin: ProgramOrigin,
     work_units: usize,
     max_alloc: u64,
+    /// The device's global memory, which kept bases share with every MSM's buffers.
+    memory: u64,
     state: Mutex<State>,
 }
 
@@ -152,11 +154,14 @@ impl OpenCl {
             gpu.device.max_compute_units().map_err(|e| PluginError::device(device::cl_error("clGetDeviceInfo", e)))?;
         let max_alloc =
             gpu.device.max_mem_alloc_size().map_err(|e| PluginError::device(device::cl_error("clGetDeviceInfo", e)))?;
+        let memory =
+            gpu.device.global_mem_size().map_err(|e| PluginError::device(device::cl_error("clGetDeviceInfo", e)))?;
         Ok(Self {
             entry,
             origin,
             work_units: MSM_GROUP_SIZE * compute_units.max(1) as usize,
             max_alloc,
+            memory,
             state: Mutex::new(State { gpu, kept_g1: Vec::new(), kept_g2: Vec::new() }),
         })
     }
@@ -453,8 +458,19 @@ impl Backend for OpenCl {
         Ok(timings)
     }
 
+    /// Keeps the bases where they fit beside what is kept already in three quarters of the
+    /// device's memory (the rest is the MSMs' room); a set that does not is not kept, and
+    /// its MSMs upload it.
     fn keep_bases(&self, g1: &[&[G1Affine]], g2: &[&[G2Affine]]) -> Result<(), PluginError> {
         let mut state = self.lock();
+        let bytes = |g1: &mut dyn Iterator<Item = usize>, g2: &mut dyn Iterator<Item = usize>| {
+            g1.sum::<usize>() * std::mem::size_of::<G1Affine>() + g2.sum::<usize>() * std::mem::size_of::<G2Affine>()
+        };
+        let kept = bytes(&mut state.kept_g1.iter().map(|k| k.len), &mut state.kept_g2.iter().map(|k| k.len));
+        let more = bytes(&mut g1.iter().map(|b| b.len()), &mut g2.iter().map(|b| b.len()));
+        if (kept + more) as u64 > self.memory / 4 * 3 {
+            return Ok(());
+        }
         for bases in g1 {
             let bases: &[blstrs::G1Affine] = cast_slice(bases);
             self.check_alloc::<blstrs::G1Affine>("keeping G1 bases", bases.len())?;
