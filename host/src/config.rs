@@ -207,9 +207,13 @@ pub struct DaemonConfig {
     /// `max_queued` (a 32 GiB PoRep's C1 output is about 50 MB).
     #[serde(deserialize_with = "size")]
     pub max_queued_bytes: u64,
-    /// gRPC requests served at once, over all connections; more are refused
-    /// (RESOURCE_EXHAUSTED) before their messages are read.
+    /// gRPC requests served at once, over all connections, besides the waits for a proof;
+    /// more are refused (RESOURCE_EXHAUSTED) before their messages are read.
     pub max_requests: usize,
+    /// gRPC calls waiting for a proof (AwaitProof, and Prove while its job runs) served at
+    /// once, apart from `max_requests`, so that parked waits never lock out the other
+    /// calls; more are refused as `max_requests`.
+    pub max_waits: usize,
     /// gRPC requests (HTTP/2 streams) one connection may have open at once.
     pub max_streams_per_connection: u32,
     /// A file holding a bearer token that every gRPC request over TCP must send
@@ -237,6 +241,7 @@ impl Default for DaemonConfig {
             max_queued: 1000,
             max_queued_bytes: 4 << 30,
             max_requests: 1024,
+            max_waits: 4096,
             max_streams_per_connection: 256,
             token_file: None,
             synthetic_benchmarks: false,
@@ -465,6 +470,7 @@ mod tests {
             socket_mode = 0o600
             max_queued_bytes = "2GiB"
             max_requests = 64
+            max_waits = 100
             max_streams_per_connection = 8
             token_file = "/etc/bellhop/token"
             [memory]
@@ -491,7 +497,7 @@ mod tests {
         assert_eq!((c.daemon.max_attempts, c.daemon.low_priority_aging), (5, Duration::from_secs(1200)));
         assert_eq!((c.daemon.max_queued, c.daemon.max_queued_bytes), (50, 2 << 30));
         assert_eq!(c.daemon.socket_mode, 0o600);
-        assert_eq!((c.daemon.max_requests, c.daemon.max_streams_per_connection), (64, 8));
+        assert_eq!((c.daemon.max_requests, c.daemon.max_waits, c.daemon.max_streams_per_connection), (64, 100, 8));
         assert_eq!(c.daemon.token_file.as_deref(), Some(Path::new("/etc/bellhop/token")));
         assert_eq!(c.memory.budget, Budget::Bytes(96 << 30));
         assert_eq!(c.memory.safety_margin, 2 << 30);

@@ -3,6 +3,7 @@
 //! and the other end of it ([`client`]). Scheduling, parameters and jobs are the
 //! engine's; this crate decodes, maps and listens.
 
+pub mod bounds;
 pub mod client;
 pub mod service;
 
@@ -42,8 +43,11 @@ const STATUS_MAX_CONNECTIONS: usize = 64;
 /// What guards the gRPC service: its limits, and the token TCP requests must send.
 #[derive(Clone, Debug)]
 pub struct Guard {
-    /// Requests served at once over all connections; more are refused.
+    /// Requests served at once over all connections, waits for a proof apart; more are
+    /// refused.
     pub max_requests: usize,
+    /// Calls waiting for a proof (AwaitProof, Prove) served at once; more are refused.
+    pub max_waits: usize,
     /// Requests (HTTP/2 streams) one connection may have open.
     pub max_streams_per_connection: u32,
     /// The bearer token of `[daemon] token_file`.
@@ -55,6 +59,7 @@ impl Guard {
     pub fn from_config(daemon: &DaemonConfig) -> Result<Self> {
         Ok(Self {
             max_requests: daemon.max_requests.max(1),
+            max_waits: daemon.max_waits.max(1),
             max_streams_per_connection: daemon.max_streams_per_connection.max(1),
             token: daemon.token_file.as_deref().map(read_token).transpose()?,
         })
@@ -191,13 +196,10 @@ impl Bound {
         });
         let (stop, stopped) = watch::channel(false);
         let status = self.status.map(|listener| tokio::spawn(serve_status(listener, status_routes(engine), stopped)));
-        // Past max_requests, a request is refused before its message is read.
-        let limit = tower::ServiceBuilder::new()
-            .load_shed()
-            .layer(tower::limit::GlobalConcurrencyLimitLayer::new(guard.max_requests));
+        // Past its bound, a request is refused before its message is read.
         let router = tonic::transport::Server::builder()
             .max_concurrent_streams(guard.max_streams_per_connection)
-            .layer(limit)
+            .layer(bounds::Bounds::new(guard.max_waits, guard.max_requests))
             .add_service(service);
         let signal = async move {
             shutdown.await;

@@ -1,6 +1,7 @@
 //! The gRPC and status servers in process, over the engine on the CPU backend: the bearer
-//! token on TCP, the bound on requests served at once, and the status server's cut-off
-//! for a client that never finishes its request header. Loopback only.
+//! token on TCP, the bounds on requests served at once (waits for a proof apart from the
+//! rest), and the status server's cut-off for a client that never finishes its request
+//! header. Loopback only.
 
 use std::{
     sync::Arc,
@@ -59,7 +60,7 @@ async fn serve(guard: Guard, hold_ms: u64) -> Served {
 }
 
 fn guard(max_requests: usize, token: Option<&str>) -> Guard {
-    Guard { max_requests, max_streams_per_connection: 16, token: token.map(Into::into) }
+    Guard { max_requests, max_waits: 64, max_streams_per_connection: 16, token: token.map(Into::into) }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -91,26 +92,84 @@ fn a_token_file_others_may_read_is_refused() {
     assert!(bellhop_server::read_token(&path).unwrap_err().to_string().contains("empty"));
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn requests_past_max_requests_are_refused_until_one_ends() {
-    let served = serve(guard(2, None), 6000).await;
-    let job = served.engine.submit(JobRequest::new(CIRCUIT.parse().unwrap(), Vec::new()).unwrap()).unwrap().job_id;
-    let client = connect(&served.grpc).await.unwrap();
-    // Two requests held open: waits on the job, which synthesis holds for 6 s.
-    let waits: Vec<_> = (0..2)
+/// Waits parked on a job that synthesis holds for `hold` s: `count` AwaitProof calls on
+/// `job` over `client`.
+fn park(
+    client: &bellhop_server::client::Client,
+    job: &str,
+    count: usize,
+) -> Vec<tokio::task::JoinHandle<Result<tonic::Response<bellhop_proto::v1::AwaitProofResponse>, tonic::Status>>> {
+    (0..count)
         .map(|_| {
-            let (mut client, job_id) = (client.clone(), job.clone());
+            let (mut client, job_id) = (client.clone(), job.to_string());
             tokio::spawn(async move { client.await_proof(AwaitProofRequest { job_id, timeout_ms: 30_000 }).await })
         })
-        .collect();
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn parked_waits_have_their_own_bound_and_never_lock_out_the_other_calls() {
+    let guard = Guard { max_requests: 2, max_waits: 6, max_streams_per_connection: 16, token: None };
+    let served = serve(guard, 6000).await;
+    let job = served.engine.submit(JobRequest::new(CIRCUIT.parse().unwrap(), Vec::new()).unwrap()).unwrap().job_id;
+    let client = connect(&served.grpc).await.unwrap();
+    // Three times max_requests waits parked on a job that synthesis holds for 6 s.
+    let waits = park(&client, &job, 6);
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(waits.iter().all(|wait| !wait.is_finished()), "both waits are served and held");
-    let refused = client.clone().get_status(GetStatusRequest {}).await.expect_err("a third request is refused");
-    assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused:?}");
-    for wait in waits {
-        wait.await.unwrap().expect("the requests within the bound are served");
+    assert!(waits.iter().all(|wait| !wait.is_finished()), "every wait within max_waits is served and held");
+    for _ in 0..3 {
+        let start = Instant::now();
+        client.clone().get_status(GetStatusRequest {}).await.expect("GetStatus is served beside the parked waits");
+        assert!(start.elapsed() < Duration::from_millis(200), "GetStatus took {:?}", start.elapsed());
     }
-    client.clone().get_status(GetStatusRequest {}).await.expect("served again once they ended");
+    // Past max_waits, a wait is refused, and says which bound.
+    let refused = park(&client, &job, 1).pop().unwrap().await.unwrap().expect_err("a wait past max_waits is refused");
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused:?}");
+    assert!(refused.message().contains("max_waits"), "{refused:?}");
+    for wait in waits {
+        wait.await.unwrap().expect("the waits within the bound are served");
+    }
+    park(&client, &job, 1).pop().unwrap().await.unwrap().expect("waits are served again once they ended");
+}
+
+/// The bounds over a service whose calls are held until the test lets them end: each kind
+/// of call is refused past its own bound, whatever the other kind holds, and served
+/// again once its calls ended.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_kind_of_call_is_refused_past_its_own_bound_until_one_ends() {
+    use tower::{Layer as _, ServiceExt as _};
+    type Request = tonic::codegen::http::Request<()>;
+    let (open, opened) = tokio::sync::watch::channel(false);
+    let held = tower::service_fn(move |_: Request| {
+        let mut opened = opened.clone();
+        async move {
+            let _ = opened.wait_for(|open| *open).await;
+            Ok::<_, std::convert::Infallible>(tonic::codegen::http::Response::new(String::new()))
+        }
+    });
+    let bounded = bellhop_server::bounds::Bounds::new(1, 2).layer(held);
+    let call = |method: &str| {
+        let request = Request::builder().uri(format!("/cuzk.v1.ProvingEngine/{method}")).body(()).unwrap();
+        tokio::spawn(bounded.clone().oneshot(request))
+    };
+    let refused = |response: &tonic::codegen::http::Response<String>| {
+        let status = tonic::Status::from_header_map(response.headers());
+        status.map(|s| (s.code(), s.message().to_string()))
+    };
+    let others = [call("GetStatus"), call("SubmitProof")];
+    let wait = call("AwaitProof");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let third = call("CancelProof").await.unwrap().unwrap();
+    let (code, message) = refused(&third).expect("a third other call is refused");
+    assert!(code == tonic::Code::ResourceExhausted && message.contains("max_requests"), "{message}");
+    let (code, message) = refused(&call("Prove").await.unwrap().unwrap()).expect("a second wait is refused");
+    assert!(code == tonic::Code::ResourceExhausted && message.contains("max_waits"), "{message}");
+    assert!(others.iter().chain([&wait]).all(|held| !held.is_finished()), "the calls within the bounds are held");
+    open.send(true).unwrap();
+    for held in others.into_iter().chain([wait]) {
+        assert!(refused(&held.await.unwrap().unwrap()).is_none(), "served");
+    }
+    assert!(refused(&call("GetStatus").await.unwrap().unwrap()).is_none(), "served again once they ended");
 }
 
 #[tokio::test(flavor = "multi_thread")]
