@@ -270,6 +270,25 @@ pub enum Refused {
         /// `[daemon] max_queued_bytes`.
         max_queued_bytes: u64,
     },
+    /// The inputs of the jobs not ended, with this one's, would leave too little of the
+    /// memory budget to prove a partition of the one that needs most.
+    #[error(
+        "the jobs not ended hold {held} bytes of input (charged to the [memory] budget until they end), and this \
+         one {job_bytes} more: that would leave less than the {need} bytes a partition of {circuit} needs with its \
+         parameters within the budget of {budget} bytes; submit it again once jobs end, or raise [memory] budget"
+    )]
+    NoRoomToProve {
+        /// The circuit of the job that needs most.
+        circuit: String,
+        /// The bytes of input the jobs not ended hold.
+        held: u64,
+        /// This job's input.
+        job_bytes: u64,
+        /// What a partition of `circuit` needs with its parameters.
+        need: u64,
+        /// The budget.
+        budget: u64,
+    },
     /// The job could not be journaled, so it is not accepted.
     #[error("the job could not be written to the journal in [daemon] state_dir: {0}")]
     Storage(String),

@@ -413,14 +413,14 @@ impl Engine {
                 existing: true,
             });
         }
-        params?;
+        let need = params?;
         let kind = JobKind::of(&request.circuit);
         let priority = request.priority.unwrap_or_else(|| Priority::default_for(kind));
         let input_bytes = match &request.prepared {
             Some(each) => each.iter().map(Vec::len).sum(),
             None => request.input.len(),
         };
-        shared.check_room(&state, priority, input_bytes as u64)?;
+        shared.check_room(&state, (&request.circuit, priority), input_bytes as u64, need)?;
         let id = free_job_id(&state, &request_id, &digest);
         if let Some(other) = state.job_named(&request_id).filter(|job| job.digest != digest) {
             tracing::warn!(
@@ -453,6 +453,7 @@ impl Engine {
         let mut entry = JobEntry::new(seq, &accepted, request.circuit, Inputs::new(request.input, request.prepared));
         entry.aggregation = request.aggregation.map(Arc::from);
         entry.input_memory = Some(shared.budget.charge(entry.input_bytes));
+        entry.need = need;
         // Stopped meanwhile: the job is journaled, and runs after the restart.
         if state.accepting {
             entry.queue(&mut state.pending);
@@ -773,6 +774,7 @@ impl JobEntry {
             input_bytes: inputs.bytes(),
             inputs,
             input_memory: None,
+            need: 0,
             submitted: Instant::now(),
             started: None,
             attempts: 0,
@@ -843,6 +845,7 @@ impl Shared {
                         entry.aggregation = aggregation.map(Arc::from);
                         entry.attempts = attempts;
                         entry.input_memory = Some(self.budget.charge(entry.input_bytes));
+                        entry.need = self.params.need(&circuit).unwrap_or(0);
                         entry.queue(&mut state.pending);
                         state.insert(entry);
                         requeued += 1;

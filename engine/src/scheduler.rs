@@ -131,6 +131,8 @@ pub(crate) struct JobEntry {
     pub(crate) inputs: Inputs,
     /// The memory budget's share for `inputs`, until the job ends.
     pub(crate) input_memory: Option<Reservation>,
+    /// The memory one of its partitions needs with its parameters (0 where unknown).
+    pub(crate) need: u64,
     pub(crate) submitted: Instant,
     pub(crate) started: Option<Instant>,
     /// Times it was started, in this life of the daemon and the ones it did not outlive.
@@ -387,7 +389,8 @@ impl Shared {
 
     /// Refuses a circuit whose parameter file is not there (saying how to get it), or
     /// that can never fit the memory budget.
-    pub(crate) fn check_params(&self, circuit: &CircuitSpec) -> Result<(), Refused> {
+    /// Returns the memory one partition needs with its parameters.
+    pub(crate) fn check_params(&self, circuit: &CircuitSpec) -> Result<u64, Refused> {
         let path = self.params.path(circuit).map_err(Refused::Invalid)?;
         if !self.params.is_resident(circuit) && !path.exists() {
             return Err(Refused::MissingParams {
@@ -400,7 +403,7 @@ impl Shared {
         if need > self.budget.limit() {
             return Err(Refused::TooBig { circuit: circuit.to_string(), need, budget: self.budget.limit() });
         }
-        Ok(())
+        Ok(need)
     }
 
     /// Whether the engine takes `circuit`: a benchmark-only one (synthetic input) only
@@ -417,10 +420,19 @@ impl Shared {
         })
     }
 
-    /// Refuses a new job of `priority` with `bytes` of input when the jobs not ended
-    /// would pass `[daemon] max_queued` or `max_queued_bytes`; HIGH and CRITICAL jobs
-    /// (PoSt) may use up to twice those, so that a flood of other work never shuts them out.
-    pub(crate) fn check_room(&self, state: &State, priority: Priority, bytes: u64) -> Result<(), Refused> {
+    /// Refuses a new job of `circuit` and `priority` with `bytes` of input, one partition of
+    /// which needs `need` bytes with its parameters, when the jobs not ended would pass
+    /// `[daemon] max_queued` or `max_queued_bytes` (HIGH and CRITICAL jobs, PoSt, may use up
+    /// to twice those, so that a flood of other work never shuts them out), or when the
+    /// inputs they hold (charged to the memory budget until they end) would leave less
+    /// than the largest need among them: then a job first in line could wait forever.
+    pub(crate) fn check_room(
+        &self,
+        state: &State,
+        (circuit, priority): (&CircuitSpec, Priority),
+        bytes: u64,
+        need: u64,
+    ) -> Result<(), Refused> {
         let daemon = &self.config.daemon;
         let scale = if priority >= Priority::High { 2 } else { 1 };
         let (jobs, held) = state.queued;
@@ -434,6 +446,16 @@ impl Shared {
                 max_queued: daemon.max_queued,
                 max_queued_bytes: daemon.max_queued_bytes,
             });
+        }
+        let (largest, need) = state
+            .jobs
+            .values()
+            .filter(|job| job.ended.is_none())
+            .map(|job| (job.circuit, job.need))
+            .fold((*circuit, need), |most, other| if other.1 > most.1 { other } else { most });
+        let budget = self.budget.limit();
+        if held + bytes + need > budget {
+            return Err(Refused::NoRoomToProve { circuit: largest.to_string(), held, job_bytes: bytes, need, budget });
         }
         Ok(())
     }

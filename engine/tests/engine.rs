@@ -416,6 +416,37 @@ async fn low_jobs_queued_past_the_aging_time_are_served_as_normal() {
     }
 }
 
+/// Queued inputs are charged to the memory budget until their jobs end, and a job first
+/// in line waits for its room: a job whose input would leave the largest queued job too
+/// little room is refused, so that no accepted job waits forever.
+#[tokio::test]
+async fn a_job_whose_input_would_leave_no_room_to_prove_is_refused() {
+    use bellhop_host::config::Budget;
+    // What a partition of LARGE needs, as a budget of one byte refuses it.
+    let mut probe = config(1, 0.0);
+    probe.memory.budget = Budget::Bytes(1);
+    let refused = Engine::start(&probe, params_dir()).unwrap().submit(request(LARGE, 1));
+    let Err(Refused::TooBig { need, .. }) = refused else { panic!("{refused:?}") };
+    let mut config = holding(config(1, 0.0), LARGE, 3000);
+    config.memory.budget = Budget::Bytes(need + 1000);
+    let engine = Engine::start(&config, params_dir()).unwrap();
+    let running = engine.submit(request(LARGE, 1)).unwrap().job_id;
+    until(&engine, "the first job runs", |s| s.running.len() == 1 && s.memory.reserved_bytes > 0).await;
+    let with_input = |bytes: usize| JobRequest { input: vec![7; bytes], ..request(SMALL, 1) };
+    let held = engine.submit(with_id("held", with_input(600))).unwrap().job_id;
+    let over = engine.submit(with_id("over", with_input(600)));
+    let Err(refused @ Refused::NoRoomToProve { held: 600, job_bytes: 600, .. }) = over else { panic!("{over:?}") };
+    assert!(refused.to_string().contains(&format!("a partition of {LARGE} needs")), "{refused}");
+    assert!(refused.to_string().contains("raise [memory] budget"), "{refused}");
+    // Room within it is taken: 400 more bytes fit.
+    let fits = engine.submit(with_id("fits", with_input(400))).unwrap().job_id;
+    for id in [&held, &fits] {
+        engine.cancel(id).unwrap();
+    }
+    assert!(matches!(outcome(&engine, &running).await, Outcome::Completed { .. }));
+    engine.submit(with_id("over", with_input(600))).expect("accepted once the jobs holding inputs ended");
+}
+
 #[tokio::test]
 async fn the_queue_is_bounded_by_jobs_and_input_bytes_and_post_may_use_twice_the_bounds() {
     let mut config = holding(config(1, 0.0), LARGE, 3000);

@@ -106,7 +106,9 @@ fn refused(error: Refused) -> Status {
     let message = error.to_string();
     match error {
         Refused::MissingParams { .. } | Refused::BadParams(_) => Status::failed_precondition(message),
-        Refused::TooBig { .. } | Refused::QueueFull { .. } => Status::resource_exhausted(message),
+        Refused::TooBig { .. } | Refused::QueueFull { .. } | Refused::NoRoomToProve { .. } => {
+            Status::resource_exhausted(message)
+        }
         Refused::Invalid(_) => Status::invalid_argument(message),
         Refused::ShuttingDown => Status::unavailable(message),
         Refused::Storage(_) => Status::internal(message),
