@@ -379,14 +379,33 @@ impl Journal {
 
     /// Writes the file anew with just the jobs held, and appends to it from then on.
     fn rewrite(&mut self) -> io::Result<()> {
+        self.replace_file(|dir| File::open(dir)?.sync_all())
+    }
+
+    /// [`Journal::rewrite`], the directory synced by `sync_dir` once the new file is in
+    /// place. The new file is opened for appending before it is renamed over the old one,
+    /// so that once the rename is done every later record goes to it, even if syncing the
+    /// directory fails; if anything fails before, the old file stays as it was and in use.
+    fn replace_file(&mut self, sync_dir: impl FnOnce(&Path) -> io::Result<()>) -> io::Result<()> {
         let mut jobs: Vec<&Kept> = self.jobs.values().collect();
         jobs.sort_by_key(|job| job.order);
         let text: String = jobs.into_iter().map(Kept::lines).collect();
         let path = self.dir.join("journal");
-        write_synced(&path, text.as_bytes())?;
-        self.sink = Box::new(OpenOptions::new().append(true).open(&path)?);
+        let tmp = self.dir.join(format!("journal.tmp.{}", std::process::id()));
+        let renamed = (|| {
+            let _ = fs::remove_file(&tmp);
+            let mut file = OpenOptions::new().create_new(true).append(true).open(&tmp)?;
+            file.write_all(text.as_bytes())?;
+            file.sync_all()?;
+            fs::rename(&tmp, &path)?;
+            Ok::<_, io::Error>(file)
+        })();
+        let file = renamed.inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })?;
+        self.sink = Box::new(file);
         (self.whole, self.rewritten, self.torn) = (text.len() as u64, text.len() as u64, false);
-        Ok(())
+        sync_dir(&self.dir)
     }
 
     /// Appends `record` whole, or not at all: a failed write is cut back (now, or before
@@ -623,6 +642,28 @@ mod tests {
 
     fn ids(recovered: &[Recovered]) -> Vec<&str> {
         recovered.iter().map(|r| r.accepted.id.as_str()).collect()
+    }
+
+    /// A rewrite whose directory sync fails after the new file is in place still appends
+    /// to that file: no later record goes to the file the rename unlinked.
+    #[test]
+    fn records_after_a_rewrite_whose_directory_sync_failed_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = Duration::from_secs(3600);
+        {
+            let (mut journal, _, _) = Journal::open(dir.path(), keep).unwrap();
+            journal.accept(&accepted("before"), b"a").unwrap();
+            let failed = journal.replace_file(|_| Err(io::Error::from_raw_os_error(24))).unwrap_err();
+            assert_eq!(failed.raw_os_error(), Some(24), "the failure is reported");
+            journal.accept(&accepted("after"), b"b").unwrap();
+        }
+        let (_, recovered, damaged) = Journal::open(dir.path(), keep).unwrap();
+        assert_eq!((ids(&recovered), damaged.len()), (vec!["before", "after"], 0));
+        let leftovers = fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("journal.tmp.")));
+        assert_eq!(leftovers.count(), 0);
     }
 
     #[test]
