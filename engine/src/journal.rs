@@ -657,8 +657,19 @@ mod tests {
             assert_eq!(failed.raw_os_error(), Some(24), "the failure is reported");
             journal.accept(&accepted("after"), b"b").unwrap();
         }
+        {
+            // A rewrite that fails before its rename (its file cannot be made) leaves the
+            // old file in use.
+            let (mut journal, _, _) = Journal::open(dir.path(), keep).unwrap();
+            let blocked = dir.path().join(format!("journal.tmp.{}", std::process::id()));
+            fs::create_dir(&blocked).unwrap();
+            fs::write(blocked.join("x"), b"").unwrap();
+            journal.replace_file(|_| Ok(())).expect_err("the new file cannot be made");
+            fs::remove_dir_all(&blocked).unwrap();
+            journal.accept(&accepted("later"), b"c").unwrap();
+        }
         let (_, recovered, damaged) = Journal::open(dir.path(), keep).unwrap();
-        assert_eq!((ids(&recovered), damaged.len()), (vec!["before", "after"], 0));
+        assert_eq!((ids(&recovered), damaged.len()), (vec!["before", "after", "later"], 0));
         let leftovers = fs::read_dir(dir.path())
             .unwrap()
             .flatten()

@@ -53,6 +53,9 @@ use crate::{
     scheduler::{DeviceState, Inputs, JobEntry, Shared, State, Worker},
 };
 
+/// The longest `request_id` a job may be submitted under.
+pub const MAX_REQUEST_ID_BYTES: usize = 256;
+
 /// The running engine: its workers run until it is dropped or shut down.
 pub struct Engine {
     shared: Arc<Shared>,
@@ -384,6 +387,13 @@ impl Engine {
                 prepared.len(),
                 request.partitions,
                 request.circuit
+            )));
+        }
+        if let Some(id) = request.request_id.as_deref().filter(|id| id.len() > MAX_REQUEST_ID_BYTES) {
+            return Err(Refused::Invalid(format!(
+                "request_id is {} bytes, more than the {MAX_REQUEST_ID_BYTES} it may be (it is journaled, logged and \
+                 listed in GetStatus); send a shorter one",
+                id.len()
             )));
         }
         shared.admit(&request.circuit).map_err(Refused::Invalid)?;

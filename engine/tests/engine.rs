@@ -416,6 +416,16 @@ async fn low_jobs_queued_past_the_aging_time_are_served_as_normal() {
     }
 }
 
+#[test]
+fn a_request_id_past_its_bound_is_refused_by_name() {
+    let engine = engine(1, 0.0);
+    let long = "x".repeat(bellhop_engine::MAX_REQUEST_ID_BYTES + 1);
+    let refused = engine.submit(with_id(&long, request(SMALL, 1))).unwrap_err();
+    assert!(matches!(&refused, Refused::Invalid(why) if why.contains("request_id is 257 bytes")), "{refused:?}");
+    let longest = "y".repeat(bellhop_engine::MAX_REQUEST_ID_BYTES);
+    engine.submit(with_id(&longest, request(SMALL, 1))).expect("an id at the bound is taken");
+}
+
 /// Queued inputs are charged to the memory budget until their jobs end, and a job first
 /// in line waits for its room: a job whose input would leave the largest queued job too
 /// little room is refused, so that no accepted job waits forever.
