@@ -80,6 +80,7 @@ pub(super) fn run(context: &Context, args: &Args) -> Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     runtime.block_on(async {
         let daemon = &config.daemon;
+        bellhop_server::check_listen(daemon)?;
         let guard = bellhop_server::Guard::from_config(daemon).context("[daemon] token_file")?;
         let engine = Arc::new(Engine::start(&config, &context.plugin_dir)?);
         let bound = bellhop_server::bind(&daemon.listen, &daemon.status_listen, daemon.socket_mode).await?;

@@ -182,6 +182,11 @@ pub struct DaemonConfig {
     /// Where `GET /metrics` (Prometheus text) and `GET /status` (JSON) are served,
     /// `host:port`; empty: not served.
     pub status_listen: String,
+    /// Lets `listen` take connections from other machines without a `token_file` (anyone
+    /// who reaches the port may then submit and cancel proofs), and `status_listen` serve
+    /// other machines; refused at start otherwise. For a Curio on another machine, whose
+    /// client sends no token, behind a firewall of the operator's.
+    pub allow_insecure_listen: bool,
     /// Partitions synthesized at the same time, each on a thread of its own.
     pub synthesis_workers: usize,
     /// How long a finished job's proof is kept for `AwaitProof` (e.g. `"1h"`).
@@ -232,6 +237,7 @@ impl Default for DaemonConfig {
             listen: "127.0.0.1:9820".into(),
             socket_mode: 0o660,
             status_listen: "127.0.0.1:9821".into(),
+            allow_insecure_listen: false,
             synthesis_workers: 2,
             keep_results: Duration::from_secs(3600),
             shutdown_grace: Duration::from_secs(60),

@@ -66,6 +66,48 @@ impl Guard {
     }
 }
 
+/// Refuses, unless `[daemon] allow_insecure_listen`, a gRPC address that takes connections
+/// from other machines without a token, and a status address that does: the loopback
+/// addresses and a unix socket are local; a name must resolve to loopback addresses alone.
+/// With the switch on, each such address is logged at warn.
+pub fn check_listen(daemon: &DaemonConfig) -> Result<()> {
+    let insecure = |address: &str, what: &str| -> Result<()> {
+        if daemon.allow_insecure_listen {
+            tracing::warn!("{what} {address} takes connections from other machines ([daemon] allow_insecure_listen)");
+            return Ok(());
+        }
+        bail!(
+            "[daemon] {what} = \"{address}\" takes connections from other machines{}; listen on 127.0.0.1 or a unix \
+             socket, {}or set [daemon] allow_insecure_listen = true behind a firewall of your own",
+            if what == "listen" {
+                " and no token_file is set: anyone who reaches it may submit and cancel proofs"
+            } else {
+                ""
+            },
+            if what == "listen" { "set [daemon] token_file, " } else { "" },
+        )
+    };
+    if !daemon.listen.starts_with("unix://") && daemon.token_file.is_none() && !local(&daemon.listen) {
+        insecure(&daemon.listen, "listen")?;
+    }
+    if !daemon.status_listen.is_empty() && !local(&daemon.status_listen) {
+        insecure(&daemon.status_listen, "status_listen")?;
+    }
+    Ok(())
+}
+
+/// Whether every address `host:port` names is a loopback one (false if it names none).
+fn local(address: &str) -> bool {
+    use std::net::ToSocketAddrs as _;
+    match address.to_socket_addrs() {
+        Ok(addresses) => {
+            let addresses: Vec<SocketAddr> = addresses.collect();
+            !addresses.is_empty() && addresses.iter().all(|a| a.ip().is_loopback())
+        }
+        Err(_) => false,
+    }
+}
+
 /// The bearer token in `path`: its first line, refused if empty or if the file may be
 /// read by anyone but its owner.
 pub fn read_token(path: &Path) -> Result<String> {

@@ -77,6 +77,33 @@ async fn over_tcp_every_request_must_carry_the_bearer_token() {
     right.get_status(GetStatusRequest {}).await.expect("the right token is let through");
 }
 
+/// An address other machines reach is refused at start without a token (gRPC) or at all
+/// (status), unless `allow_insecure_listen`; cuzk's `0.0.0.0` carried over included.
+#[test]
+fn an_address_other_machines_reach_needs_a_token_or_the_switch() {
+    use bellhop_host::{config::DaemonConfig, cuzk_config};
+    use bellhop_server::check_listen;
+    let mut daemon = DaemonConfig::default();
+    check_listen(&daemon).expect("the defaults are loopback");
+    for local in ["127.0.0.1:9820", "[::1]:9820", "localhost:9820", "unix:///run/bellhop.sock"] {
+        daemon.listen = local.into();
+        check_listen(&daemon).unwrap_or_else(|e| panic!("{local}: {e}"));
+    }
+    let carried = cuzk_config::translate("[daemon]\nlisten = \"0.0.0.0:9820\"\n").unwrap().config().daemon;
+    for daemon in [DaemonConfig { listen: "0.0.0.0:9820".into(), ..DaemonConfig::default() }, carried] {
+        let refused = check_listen(&daemon).unwrap_err().to_string();
+        assert!(refused.contains("listen = \"0.0.0.0:9820\" takes connections from other machines"), "{refused}");
+        assert!(refused.contains("token_file") && refused.contains("allow_insecure_listen = true"), "{refused}");
+        check_listen(&DaemonConfig { token_file: Some("/etc/bellhop/token".into()), ..daemon.clone() })
+            .expect("with a token it is guarded");
+        check_listen(&DaemonConfig { allow_insecure_listen: true, ..daemon }).expect("the switch lets it through");
+    }
+    let status = DaemonConfig { status_listen: "[::]:9821".into(), ..DaemonConfig::default() };
+    let refused = check_listen(&status).unwrap_err().to_string();
+    assert!(refused.contains("status_listen = \"[::]:9821\""), "{refused}");
+    check_listen(&DaemonConfig { allow_insecure_listen: true, ..status }).expect("the switch lets it through");
+}
+
 #[test]
 fn a_token_file_others_may_read_is_refused() {
     use std::os::unix::fs::PermissionsExt as _;
