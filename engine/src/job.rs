@@ -1,6 +1,10 @@
 //! What the engine is asked to prove and what comes of it.
 
-use std::{fmt, time::Duration};
+use std::{
+    collections::{BTreeMap, HashMap},
+    fmt,
+    time::Duration,
+};
 
 use bellhop_circuits::{CircuitSpec, PreparedInput, WitnessError};
 use bellhop_filecoin::Kind;
@@ -8,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// What a job proves, as queues and metrics count it (cuzk's names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum JobKind {
     /// PoRep C2.
     #[serde(rename = "porep-c2")]
@@ -84,6 +88,38 @@ impl Priority {
             JobKind::WindowPost => Self::High,
             JobKind::PorepC2 | JobKind::SnapUpdate | JobKind::Catalog => Self::Normal,
         }
+    }
+}
+
+/// The highest priority a client may ask for each kind of job (`[daemon] max_priority`).
+#[derive(Clone, Debug)]
+pub(crate) struct PriorityCaps(HashMap<JobKind, Priority>);
+
+impl PriorityCaps {
+    /// `[daemon] max_priority`, each kind left out capped at its own default (catalog
+    /// circuits, for tests and benchmarks, at CRITICAL).
+    pub(crate) fn new(table: &BTreeMap<String, String>) -> anyhow::Result<Self> {
+        let mut caps: HashMap<JobKind, Priority> = JobKind::ALL
+            .into_iter()
+            .map(|kind| (kind, if kind == JobKind::Catalog { Priority::Critical } else { Priority::default_for(kind) }))
+            .collect();
+        for (kind, priority) in table {
+            let named = |what: &str, text: &str, expected: &str| {
+                anyhow::anyhow!("[daemon] max_priority: `{text}` is no {what}; expected one of {expected}")
+            };
+            let kind: JobKind = serde_json::from_value(serde_json::Value::String(kind.clone()))
+                .map_err(|_| named("job kind", kind, "porep-c2, snap-update, window-post, winning-post, catalog"))?;
+            let priority: Priority = serde_json::from_value(serde_json::Value::String(priority.clone()))
+                .map_err(|_| named("priority", priority, "low, normal, high, critical"))?;
+            caps.insert(kind, priority);
+        }
+        Ok(Self(caps))
+    }
+
+    /// The priority a job of `kind` runs at when it asks for `asked` (none: its default).
+    pub(crate) fn grant(&self, kind: JobKind, asked: Option<Priority>) -> Priority {
+        let cap = self.0.get(&kind).copied().unwrap_or(Priority::Critical);
+        asked.unwrap_or_else(|| Priority::default_for(kind)).min(cap)
     }
 }
 
@@ -310,4 +346,28 @@ pub struct NotFound(pub String);
 pub struct Cancelled {
     /// Whether the job had started (its running partition is stopped at the next boundary).
     pub was_running: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_gets_no_more_than_its_kind_may_ask() {
+        let caps = PriorityCaps::new(&BTreeMap::new()).unwrap();
+        assert_eq!(caps.grant(JobKind::PorepC2, Some(Priority::Critical)), Priority::Normal, "no jumping the queue");
+        assert_eq!(caps.grant(JobKind::PorepC2, Some(Priority::Low)), Priority::Low, "asking less is granted");
+        assert_eq!(caps.grant(JobKind::WindowPost, Some(Priority::Critical)), Priority::High);
+        assert_eq!(caps.grant(JobKind::WinningPost, None), Priority::Critical, "a kind's own default");
+        assert_eq!(caps.grant(JobKind::Catalog, Some(Priority::Critical)), Priority::Critical, "tests may ask any");
+        let table = BTreeMap::from([("porep-c2".to_string(), "high".to_string())]);
+        let caps = PriorityCaps::new(&table).unwrap();
+        assert_eq!(caps.grant(JobKind::PorepC2, Some(Priority::Critical)), Priority::High);
+        assert_eq!(caps.grant(JobKind::PorepC2, None), Priority::Normal, "the default is not raised");
+        for (kind, priority, named) in [("porep", "high", "`porep` is no job kind"), ("porep-c2", "urgent", "`urgent`")] {
+            let table = BTreeMap::from([(kind.to_string(), priority.to_string())]);
+            let e = PriorityCaps::new(&table).unwrap_err().to_string();
+            assert!(e.contains(named) && e.contains("[daemon] max_priority"), "{e}");
+        }
+    }
 }

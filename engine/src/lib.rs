@@ -338,6 +338,7 @@ impl Engine {
             strategy_name,
             ahead,
             batch,
+            priority_caps: job::PriorityCaps::new(&config.daemon.max_priority)?,
             randomness: Arc::new(randomness),
             workers,
             devices,
@@ -425,7 +426,7 @@ impl Engine {
         }
         let need = params?;
         let kind = JobKind::of(&request.circuit);
-        let priority = request.priority.unwrap_or_else(|| Priority::default_for(kind));
+        let priority = shared.priority_caps.grant(kind, request.priority);
         let input_bytes = match &request.prepared {
             Some(each) => each.iter().map(Vec::len).sum(),
             None => request.input.len(),

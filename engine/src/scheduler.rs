@@ -22,6 +22,7 @@ use tokio::sync::watch;
 use crate::{
     budget::{Budget, NoRoom, Rank, Reservation},
     device::{Device, Fault, Pooled, Released},
+    job::PriorityCaps,
     journal::SharedJournal,
     metrics::Metrics,
     params::{Dropped, Lease, ParamCache},
@@ -353,6 +354,8 @@ pub(crate) struct Shared {
     pub(crate) workers: usize,
     /// `[pipeline] batch`: the most partitions synthesized and proved together.
     pub(crate) batch: usize,
+    /// `[daemon] max_priority`.
+    pub(crate) priority_caps: PriorityCaps,
     /// Where each proof's r and s come from, by its number ([`JobEntry::first_proof`]).
     pub(crate) randomness: Arc<Randomness>,
     pub(crate) started: Instant,

@@ -4,6 +4,7 @@
 //! error naming the key.
 
 use std::{
+    collections::BTreeMap,
     path::{Path, PathBuf},
     time::Duration,
 };
@@ -205,6 +206,12 @@ pub struct DaemonConfig {
     /// of NORMAL work cannot starve it.
     #[serde(deserialize_with = "duration")]
     pub low_priority_aging: Duration,
+    /// The highest priority a client may ask for a job of each kind (`porep-c2`,
+    /// `snap-update`, `window-post`, `winning-post`, `catalog`), e.g. `{ porep-c2 = "high" }`;
+    /// a job asking more gets this. A kind left out: its own default priority (NORMAL for
+    /// PoRep and SnapDeals, HIGH for WindowPoSt, CRITICAL for WinningPoSt), CRITICAL for
+    /// catalog circuits (tests and benchmarks).
+    pub max_priority: BTreeMap<String, String>,
     /// Jobs not ended beyond which a NORMAL or LOW submission is refused
     /// (RESOURCE_EXHAUSTED); HIGH and CRITICAL ones may use twice it.
     pub max_queued: usize,
@@ -244,6 +251,7 @@ impl Default for DaemonConfig {
             state_dir: default_state_dir(),
             max_attempts: 3,
             low_priority_aging: Duration::from_secs(600),
+            max_priority: BTreeMap::new(),
             max_queued: 1000,
             max_queued_bytes: 4 << 30,
             max_requests: 1024,
