@@ -364,7 +364,8 @@ mod tests {
         let caps = PriorityCaps::new(&table).unwrap();
         assert_eq!(caps.grant(JobKind::PorepC2, Some(Priority::Critical)), Priority::High);
         assert_eq!(caps.grant(JobKind::PorepC2, None), Priority::Normal, "the default is not raised");
-        for (kind, priority, named) in [("porep", "high", "`porep` is no job kind"), ("porep-c2", "urgent", "`urgent`")] {
+        for (kind, priority, named) in [("porep", "high", "`porep` is no job kind"), ("porep-c2", "urgent", "`urgent`")]
+        {
             let table = BTreeMap::from([(kind.to_string(), priority.to_string())]);
             let e = PriorityCaps::new(&table).unwrap_err().to_string();
             assert!(e.contains(named) && e.contains("[daemon] max_priority"), "{e}");
