@@ -20,7 +20,7 @@ use bellhop_host::{
 };
 use bellhop_plugin_sdk::strategy::{Job, Strategy};
 
-use crate::{Engine, JobRequest};
+use crate::{job::JobRequest, Engine};
 
 /// The pause before each synthesis-only run. A rayon pool whose work is done keeps its
 /// threads spinning and yielding for a while before they sleep; on a 2-vCPU machine that

@@ -11,7 +11,9 @@ use std::{
     time::Duration,
 };
 
-use crate::Priority;
+use serde::Serialize;
+
+use crate::job::Priority;
 
 /// A waiter's place: the higher priority first, then the older job (lower sequence).
 pub(crate) type Rank = (Reverse<Priority>, u64);
@@ -196,6 +198,24 @@ impl Drop for Reservation {
         self.budget.lock().usage.reserved -= self.bytes;
         self.budget.changed.notify_all();
     }
+}
+
+/// The memory budget and what the process holds.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct MemoryStatus {
+    /// `[memory] budget`, in bytes.
+    pub budget_bytes: u64,
+    /// Reserved now by resident parameter sets, partitions in flight and the host memory
+    /// devices keep for the next partition (`kept_host_bytes`).
+    pub reserved_bytes: u64,
+    /// The most ever reserved.
+    pub peak_reserved_bytes: u64,
+    /// Partitions and parameter loads waiting for room now.
+    pub waiting: usize,
+    /// The process's resident memory now (0 where unknown).
+    pub rss_bytes: u64,
+    /// Its peak resident memory (0 where unknown).
+    pub peak_rss_bytes: u64,
 }
 
 #[cfg(test)]

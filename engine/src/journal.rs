@@ -25,7 +25,7 @@ use bellhop_plugin_sdk::dirs::write_atomically;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{Outcome, Priority, Timings};
+use crate::job::{Outcome, Priority, Timings};
 
 /// A job as it was accepted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

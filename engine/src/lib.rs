@@ -40,6 +40,7 @@ use bellhop_host::{
 use serde::Serialize;
 use tokio::sync::watch;
 
+pub use budget::MemoryStatus;
 pub use job::{
     Cancelled, JobHandle, JobKind, JobRequest, NotFound, Outcome, Priority, Refused, Submitted, Timings, Waited,
 };
@@ -153,24 +154,6 @@ pub struct DeviceStatus {
     /// of their circuit, in bytes: part of the budget's reserved bytes, and released first
     /// when other work needs room.
     pub kept_host_bytes: u64,
-}
-
-/// The memory budget and what the process holds.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct MemoryStatus {
-    /// `[memory] budget`, in bytes.
-    pub budget_bytes: u64,
-    /// Reserved now by resident parameter sets, partitions in flight and the host memory
-    /// devices keep for the next partition (`kept_host_bytes`).
-    pub reserved_bytes: u64,
-    /// The most ever reserved.
-    pub peak_reserved_bytes: u64,
-    /// Partitions and parameter loads waiting for room now.
-    pub waiting: usize,
-    /// The process's resident memory now (0 where unknown).
-    pub rss_bytes: u64,
-    /// Its peak resident memory (0 where unknown).
-    pub peak_rss_bytes: u64,
 }
 
 /// A job started and not ended.

@@ -14,7 +14,10 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use crate::{job::Timings, JobKind, MemoryStatus, Outcome};
+use crate::{
+    budget::MemoryStatus,
+    job::{JobKind, Outcome, Timings},
+};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindOutcome {

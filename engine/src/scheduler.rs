@@ -22,11 +22,10 @@ use tokio::sync::watch;
 use crate::{
     budget::{Budget, NoRoom, Rank, Reservation},
     device::{Device, Fault, Pooled, Released},
-    job::PriorityCaps,
+    job::{JobKind, Outcome, Priority, PriorityCaps, Refused, Timings},
     journal::SharedJournal,
     metrics::Metrics,
     params::{Dropped, Lease, ParamCache},
-    JobKind, Outcome, Priority, Refused, Timings,
 };
 
 /// Why [`Shared::acquire_params`] acquired nothing.
