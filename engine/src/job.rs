@@ -97,7 +97,7 @@ pub(crate) struct PriorityCaps(HashMap<JobKind, Priority>);
 
 impl PriorityCaps {
     /// `[daemon] max_priority`, each kind left out capped at its own default (catalog
-    /// circuits, for tests and benchmarks, at CRITICAL).
+    /// circuits, for tests and benchmarks, at CRITICAL): every kind has a cap.
     pub(crate) fn new(table: &BTreeMap<String, String>) -> anyhow::Result<Self> {
         let mut caps: HashMap<JobKind, Priority> = JobKind::ALL
             .into_iter()
@@ -118,8 +118,7 @@ impl PriorityCaps {
 
     /// The priority a job of `kind` runs at when it asks for `asked` (none: its default).
     pub(crate) fn grant(&self, kind: JobKind, asked: Option<Priority>) -> Priority {
-        let cap = self.0.get(&kind).copied().unwrap_or(Priority::Critical);
-        asked.unwrap_or_else(|| Priority::default_for(kind)).min(cap)
+        asked.unwrap_or_else(|| Priority::default_for(kind)).min(self.0[&kind])
     }
 }
 

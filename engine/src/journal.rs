@@ -190,7 +190,12 @@ fn parse(text: &str) -> Result<Record, String> {
 /// Writes `bytes` to `path` whole and syncs it, the file and the directory's entry.
 fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomically(path, bytes)?;
-    File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Syncs directory `dir`'s entries (a file made or renamed in it).
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
 }
 
 /// Where job `id`'s input is kept: named by a digest of the id, which may hold any text.
@@ -379,7 +384,7 @@ impl Journal {
 
     /// Writes the file anew with just the jobs held, and appends to it from then on.
     fn rewrite(&mut self) -> io::Result<()> {
-        self.replace_file(|dir| File::open(dir)?.sync_all())
+        self.replace_file(sync_dir)
     }
 
     /// [`Journal::rewrite`], the directory synced by `sync_dir` once the new file is in

@@ -449,12 +449,9 @@ impl Shared {
                 max_queued_bytes: daemon.max_queued_bytes,
             });
         }
-        let (largest, need) = state
-            .jobs
-            .values()
-            .filter(|job| job.ended.is_none())
-            .map(|job| (job.circuit, job.need))
-            .fold((*circuit, need), |most, other| if other.1 > most.1 { other } else { most });
+        let queued = state.jobs.values().filter(|job| job.ended.is_none()).map(|job| (job.circuit, job.need));
+        let (largest, need) =
+            std::iter::once((*circuit, need)).chain(queued).max_by_key(|&(_, need)| need).expect("one at least");
         let budget = self.budget.limit();
         if held + bytes + need > budget {
             return Err(Refused::NoRoomToProve { circuit: largest.to_string(), held, job_bytes: bytes, need, budget });

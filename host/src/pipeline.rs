@@ -223,11 +223,11 @@ pub fn synthesize_into_lent(
 }
 
 /// The proving step the pipeline and the engine share: `assignments` of `circuit` (the
-/// circuit `srs` is for), proofs number `first` on, proved the way `backend` offers (the whole batch in one call where it has
-/// PROVE_BATCH, else one by one, its h and MSMs in one `proof_msms` call), with
-/// the blinding `blinding` gives each, verified if `verify` (a panic in the verifier is an
-/// error), and handed to `proved` one by one in order. Each assignment, proved or not, goes
-/// to `recycler`.
+/// circuit `srs` is for), proofs number `first` on, proved the way `backend` offers (the
+/// whole batch in one call where it has PROVE_BATCH, else one by one, its h and MSMs in
+/// one `proof_msms` call), with the blinding `blinding` gives each, verified if `verify`
+/// (a panic in the verifier is an error), and handed to `proved` one by one in order.
+/// Each assignment, proved or not, goes to `recycler`.
 #[allow(clippy::too_many_arguments)]
 pub fn prove_synthesized(
     backend: &OpenedBackend,
@@ -296,8 +296,9 @@ pub fn prove_synthesized(
     Ok(())
 }
 
-/// Proves `batches` of jobs of the circuit `srs` is for, in order, each synthesized in one strategy call and then proved
-/// ([`synthesize_batch`], [`prove_synthesized`]), with `srs` on `backend`, calling
+/// Proves `batches` of jobs of the circuit `srs` is for, in order, each synthesized in one
+/// strategy call and then proved ([`synthesize_batch`], [`prove_synthesized`]), with `srs`
+/// on `backend`, calling
 /// `on_proof` as each proof is done. The commands prove on the engine (`bellhop-engine`),
 /// which schedules these two steps; this runs them one after the other, for tests and
 /// benchmarks of the steps themselves.

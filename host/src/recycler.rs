@@ -216,8 +216,9 @@ impl<'a> Recycler<'a> {
 
     /// A recycler that keeps assignments in `pool` where `backend` keeps host memory and
     /// proves one proof per `proof_msms` call (which reads the assignment in place, where
-    /// `prove_batch` does not); else it frees them, but for those the pool already keeps. The pool's owner
-    /// releases what it keeps ([`KeptPool::release_free`]) before the backend is closed.
+    /// `prove_batch` does not); else it frees them, but for those the pool already keeps.
+    /// The pool's owner releases what it keeps ([`KeptPool::release_free`]) before the
+    /// backend is closed.
     pub fn over(backend: &'a OpenedBackend, dealloc: &'a Dealloc, pool: &'a KeptPool) -> Self {
         let backend: Option<&dyn Backend> = (!backend.proves_whole_batches()).then_some(backend.as_ref());
         Self { dealloc, backend, pool: Some(pool) }

@@ -71,27 +71,24 @@ impl Guard {
 /// addresses and a unix socket are local; a name must resolve to loopback addresses alone.
 /// With the switch on, each such address is logged at warn.
 pub fn check_listen(daemon: &DaemonConfig) -> Result<()> {
-    let insecure = |address: &str, what: &str| -> Result<()> {
+    // `what` = `address` reaches other machines: `unguarded` says why that matters, `fix`
+    // what else to do.
+    let insecure = |what: &str, address: &str, unguarded: &str, fix: &str| -> Result<()> {
         if daemon.allow_insecure_listen {
             tracing::warn!("{what} {address} takes connections from other machines ([daemon] allow_insecure_listen)");
             return Ok(());
         }
         bail!(
-            "[daemon] {what} = \"{address}\" takes connections from other machines{}; listen on 127.0.0.1 or a unix \
-             socket, {}or set [daemon] allow_insecure_listen = true behind a firewall of your own",
-            if what == "listen" {
-                " and no token_file is set: anyone who reaches it may submit and cancel proofs"
-            } else {
-                ""
-            },
-            if what == "listen" { "set [daemon] token_file, " } else { "" },
+            "[daemon] {what} = \"{address}\" takes connections from other machines{unguarded}; listen on 127.0.0.1 \
+             or a unix socket, {fix}or set [daemon] allow_insecure_listen = true behind a firewall of your own"
         )
     };
     if !daemon.listen.starts_with("unix://") && daemon.token_file.is_none() && !local(&daemon.listen) {
-        insecure(&daemon.listen, "listen")?;
+        let unguarded = " and no token_file is set: anyone who reaches it may submit and cancel proofs";
+        insecure("listen", &daemon.listen, unguarded, "set [daemon] token_file, ")?;
     }
     if !daemon.status_listen.is_empty() && !local(&daemon.status_listen) {
-        insecure(&daemon.status_listen, "status_listen")?;
+        insecure("status_listen", &daemon.status_listen, "", "")?;
     }
     Ok(())
 }

@@ -463,11 +463,11 @@ impl Backend for OpenCl {
     /// its MSMs upload it.
     fn keep_bases(&self, g1: &[&[G1Affine]], g2: &[&[G2Affine]]) -> Result<(), PluginError> {
         let mut state = self.lock();
-        let bytes = |g1: &mut dyn Iterator<Item = usize>, g2: &mut dyn Iterator<Item = usize>| {
-            g1.sum::<usize>() * std::mem::size_of::<G1Affine>() + g2.sum::<usize>() * std::mem::size_of::<G2Affine>()
-        };
-        let kept = bytes(&mut state.kept_g1.iter().map(|k| k.len), &mut state.kept_g2.iter().map(|k| k.len));
-        let more = bytes(&mut g1.iter().map(|b| b.len()), &mut g2.iter().map(|b| b.len()));
+        let (g1_size, g2_size) = (std::mem::size_of::<G1Affine>(), std::mem::size_of::<G2Affine>());
+        let kept = state.kept_g1.iter().map(|k| k.len * g1_size).sum::<usize>()
+            + state.kept_g2.iter().map(|k| k.len * g2_size).sum::<usize>();
+        let more =
+            g1.iter().map(|b| size_of_val(*b)).sum::<usize>() + g2.iter().map(|b| size_of_val(*b)).sum::<usize>();
         if (kept + more) as u64 > self.memory / 4 * 3 {
             return Ok(());
         }
